@@ -1,0 +1,79 @@
+// Package cli holds the mdq commands. Do runs one command line with swappable I/O so
+// tests drive the CLI in-process.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// Config holds the flags shared by every command.
+type Config struct {
+	Data    string
+	Version string
+	Stdin   io.Reader
+}
+
+// Validate checks the shared flags.
+func (c *Config) Validate() error {
+	if c.Data == "" {
+		return errors.New("--data must not be empty")
+	}
+	return nil
+}
+
+// Do runs mdq with args and returns the process exit code.
+func Do(args []string, stdin io.Reader, stdout, stderr io.Writer, version string) int {
+	root := NewRoot(version, stdin)
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := root.ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(stderr, "mdq:", err)
+		return 1
+	}
+	return 0
+}
+
+// NewRoot builds the command tree.
+func NewRoot(version string, stdin io.Reader) *cobra.Command {
+	cfg := &Config{Version: version, Stdin: stdin}
+	root := &cobra.Command{
+		Use:           "mdq",
+		Short:         "Market-data query service over a local Parquet lake",
+		Version:       version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			return cfg.Validate()
+		},
+	}
+	def := os.Getenv("MDQ_DATA")
+	if def == "" {
+		def = "./data"
+	}
+	root.PersistentFlags().StringVar(&cfg.Data, "data", def, "lake directory (env MDQ_DATA)")
+	root.AddCommand(
+		newServeCmd(cfg),
+		newQueryCmd(cfg),
+		newSQLCmd(cfg),
+		newDemoCmd(cfg),
+	)
+	for _, extra := range extraCommands {
+		root.AddCommand(extra(cfg))
+	}
+	return root
+}
+
+// extraCommands lets each command file register itself (keys, tokens, mirror, ...)
+// without editing the root.
+var extraCommands []func(*Config) *cobra.Command

@@ -1,0 +1,125 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"mdq/handlers"
+	"mdq/query"
+)
+
+type serveFlags struct {
+	addr         string
+	clock        string
+	queryTimeout time.Duration
+	logLevel     string
+}
+
+func newServeCmd(cfg *Config) *cobra.Command {
+	f := &serveFlags{}
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the JSON API, the archive and the MCP endpoint over the lake",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runServe(cmd.Context(), cfg, f, cmd)
+		},
+	}
+	cmd.Flags().StringVar(&f.addr, "addr", "127.0.0.1:8080", "listen address HOST:PORT")
+	cmd.Flags().StringVar(&f.clock, "clock", "", "pin \"now\" to this RFC3339 time (reproducible analysis and tests)")
+	cmd.Flags().DurationVar(&f.queryTimeout, "query-timeout", 30*time.Second, "per-query timeout")
+	cmd.Flags().StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	return cmd
+}
+
+// clockFunc returns the one clock all window arithmetic uses.
+func clockFunc(pinned string) (func() time.Time, error) {
+	if pinned == "" {
+		return time.Now, nil
+	}
+	t, err := time.Parse(time.RFC3339, pinned)
+	if err != nil {
+		return nil, fmt.Errorf("--clock %q is not an RFC3339 time", pinned)
+	}
+	return func() time.Time { return t }, nil
+}
+
+func newLogger(cmd *cobra.Command, level string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", level)
+	}
+	return slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: lv})), nil
+}
+
+// serveHooks are extra wiring steps (credentials, budget, archive, MCP) that other
+// files of this package register; each may add mounts or set fields of the API.
+var serveHooks []func(ctx context.Context, cfg *Config, cmd *cobra.Command, api *handlers.API) (cleanup func(), err error)
+
+func runServe(ctx context.Context, cfg *Config, f *serveFlags, cmd *cobra.Command) error {
+	now, err := clockFunc(f.clock)
+	if err != nil {
+		return err
+	}
+	log, err := newLogger(cmd, f.logLevel)
+	if err != nil {
+		return err
+	}
+	q, err := query.Open(ctx, cfg.Data, query.Options{Timeout: f.queryTimeout, Now: now, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer q.Close()
+	api := &handlers.API{Q: q, Log: log}
+	for _, hook := range serveHooks {
+		cleanup, err := hook(ctx, cfg, cmd, api)
+		if err != nil {
+			return err
+		}
+		if cleanup != nil {
+			defer cleanup()
+		}
+	}
+
+	ln, err := net.Listen("tcp", f.addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           api.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		// No WriteTimeout: archive downloads and NDJSON exports stream for as long as the
+		// client reads; queries are bounded by --query-timeout instead.
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	log.Info("serving", "addr", ln.Addr().String(), "data", cfg.Data)
+	fmt.Fprintf(cmd.OutOrStdout(), "mdq serving on http://%s (data %s)\n", ln.Addr().String(), cfg.Data)
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	// Graceful shutdown: stop accepting, let in-flight requests finish.
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return err
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

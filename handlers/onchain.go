@@ -1,0 +1,4 @@
+package handlers
+
+// onchainRoutes are the on-chain routes.
+func onchainRoutes() []*Route { return nil }

@@ -1,0 +1,4 @@
+package handlers
+
+// perpdexRoutes are the perpetuals-venue routes.
+func perpdexRoutes() []*Route { return nil }

@@ -1,0 +1,202 @@
+// Package query runs the hand-written SQL of every route against one in-process DuckDB
+// whose views read the lake's Parquet files: typed parameters in, typed rows out, one
+// function per route. It never chooses an HTTP status.
+package query
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"regexp"
+	"runtime"
+	"strings"
+	"time"
+
+	_ "github.com/duckdb/duckdb-go/v2" // the DuckDB driver
+
+	"mdq/lake"
+)
+
+// DBTX is what the query functions need from a database handle.
+type DBTX interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// Options tune a store.
+type Options struct {
+	Timeout time.Duration    // per query; 0 means 30s
+	Now     func() time.Time // the one clock all window arithmetic uses; nil is the wall clock
+	Conns   int              // pool size; 0 means the number of cores
+	Logger  *slog.Logger
+}
+
+// Queries owns the in-process DuckDB over one lake.
+type Queries struct {
+	db      *sql.DB
+	dir     string
+	timeout time.Duration
+	now     func() time.Time
+	log     *slog.Logger
+}
+
+// Open checks that dir holds a lake and builds one DuckDB view per lake table.
+func Open(ctx context.Context, dir string, opt Options) (*Queries, error) {
+	if err := lake.Check(dir); err != nil {
+		return nil, err
+	}
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		return nil, err
+	}
+	n := opt.Conns
+	if n <= 0 {
+		n = runtime.NumCPU()
+	}
+	db.SetMaxOpenConns(n)
+	db.SetMaxIdleConns(n)
+	q := &Queries{db: db, dir: dir, timeout: opt.Timeout, now: opt.Now, log: opt.Logger}
+	if q.timeout <= 0 {
+		q.timeout = 30 * time.Second
+	}
+	if q.now == nil {
+		q.now = time.Now
+	}
+	if q.log == nil {
+		q.log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	if err := q.Reload(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return q, nil
+}
+
+// Close releases the database.
+func (q *Queries) Close() error { return q.db.Close() }
+
+// Dir returns the lake directory.
+func (q *Queries) Dir() string { return q.dir }
+
+// Now returns the store's clock reading.
+func (q *Queries) Now() time.Time { return q.now().UTC() }
+
+// DB exposes the handle for the analyst SQL console and benchmarks.
+func (q *Queries) DB() DBTX { return q.db }
+
+// Reload (re)creates the views, picking up tables whose first files appeared since.
+// Globs are expanded by DuckDB at query time, so new partitions of a table that
+// already had files are visible without a reload.
+func (q *Queries) Reload(ctx context.Context) error {
+	for _, t := range lake.Tables() {
+		if _, err := q.db.ExecContext(ctx, viewDDL(q.dir, t)); err != nil {
+			return fmt.Errorf("view %s: %w", t.Name, err)
+		}
+	}
+	return nil
+}
+
+// viewDDL builds the view of one table. DuckDB takes no bound parameters in DDL; the
+// path comes from the operator's --data flag and the registry, and is quoted.
+func viewDDL(dir string, t *lake.Table) string {
+	files, _ := t.Files(dir)
+	name := lake.QuoteIdent(t.Name)
+	if len(files) == 0 {
+		// An empty, typed view: routes over a table with no data answer empty.
+		cols := make([]string, 0, len(t.Columns)+len(t.Partitions))
+		for _, c := range t.Columns {
+			cols = append(cols, fmt.Sprintf("CAST(NULL AS %s) AS %s", c.Type, lake.QuoteIdent(c.Name)))
+		}
+		for _, p := range t.Partitions {
+			cols = append(cols, fmt.Sprintf("CAST(NULL AS %s) AS %s", partitionType(p), lake.QuoteIdent(p)))
+		}
+		return "CREATE OR REPLACE VIEW " + name + " AS SELECT " + strings.Join(cols, ", ") + " WHERE false"
+	}
+	glob := strings.TrimRight(dir, "/") + "/" + t.Glob()
+	opts := ""
+	if len(t.Partitions) > 0 || strings.Contains(t.Prefix, "=") {
+		types := []string{}
+		for _, p := range hiveKeys(t) {
+			types = append(types, fmt.Sprintf("%s: %s", lake.QuoteString(p), partitionType(p)))
+		}
+		opts = ", hive_partitioning = true, hive_types = {" + strings.Join(types, ", ") + "}"
+	}
+	return "CREATE OR REPLACE VIEW " + name + " AS SELECT * FROM read_parquet(" + lake.QuoteString(glob) + opts + ")"
+}
+
+// hiveKeys lists every key=value directory level of the table's path.
+func hiveKeys(t *lake.Table) []string {
+	var keys []string
+	for _, seg := range strings.Split(t.Prefix, "/") {
+		if k, _, ok := strings.Cut(seg, "="); ok {
+			keys = append(keys, k)
+		}
+	}
+	return append(keys, t.Partitions...)
+}
+
+func partitionType(key string) string {
+	if key == "date" {
+		return "DATE"
+	}
+	return "VARCHAR"
+}
+
+// ctx applies the per-query timeout.
+func (q *Queries) ctx(parent context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(parent, q.timeout)
+}
+
+// ErrTimeout reports a query that ran past the per-query timeout.
+var ErrTimeout = errors.New("query timed out")
+
+// ErrNotFound reports a lookup of something the lake does not hold.
+var ErrNotFound = errors.New("not found")
+
+// StoreError is a failure of the store behind a route (a missing or corrupt file, a
+// driver error). Callers answer 503 and log File and Err; the text never reaches
+// a client.
+type StoreError struct {
+	Op   string
+	File string // the lake file named by the driver, when it names one
+	Err  error
+}
+
+func (e *StoreError) Error() string {
+	if e.File != "" {
+		return e.Op + ": " + e.File + ": " + e.Err.Error()
+	}
+	return e.Op + ": " + e.Err.Error()
+}
+func (e *StoreError) Unwrap() error { return e.Err }
+
+var fileInErr = regexp.MustCompile(`(/[^\s"']+\.parquet)`)
+
+// wrap classifies a driver error.
+func wrap(ctx context.Context, op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("%s: %w", op, ErrTimeout)
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(ctx.Err(), context.Canceled) {
+		return fmt.Errorf("%s: %w", op, context.Canceled)
+	}
+	se := &StoreError{Op: op, Err: err}
+	if m := fileInErr.FindString(err.Error()); m != "" {
+		se.File = m
+	}
+	return se
+}
+
+// Ping checks the database answers.
+func (q *Queries) Ping(ctx context.Context) error {
+	ctx, cancel := q.ctx(ctx)
+	defer cancel()
+	return wrap(ctx, "ping", q.db.PingContext(ctx))
+}

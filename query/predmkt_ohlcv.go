@@ -1,0 +1,52 @@
+package query
+
+import (
+	"context"
+
+	sqlfiles "mdq/sql"
+)
+
+var predmktOHLCVSQL = sqlfiles.MustRead("predmkt/ohlcv.sql")
+
+// OHLCVIntervals maps each accepted interval to its bucket width in milliseconds.
+var OHLCVIntervals = map[string]int64{"1m": 60_000, "5m": 300_000, "1h": 3_600_000, "1d": 86_400_000}
+
+// PredmktOHLCVParams are the inputs of PredmktOHLCV.
+type PredmktOHLCVParams struct {
+	TokenID  string
+	Interval string // 1m, 5m, 1h or 1d
+	From, To int64  // epoch ms, both inclusive
+	Limit    int
+}
+
+// CandleBar is one bar of /v1/predmkt/ohlcv.
+type CandleBar struct {
+	TS     int64   `json:"ts" doc:"bar start, epoch ms"`
+	Open   float64 `json:"open" doc:"first trade price (probability 0 to 1)"`
+	High   float64 `json:"high"`
+	Low    float64 `json:"low"`
+	Close  float64 `json:"close" doc:"last trade price"`
+	Volume float64 `json:"volume" doc:"outcome-token shares traded, not dollars"`
+	Trades int64   `json:"trades"`
+}
+
+// PredmktOHLCV returns the bars of one token, oldest first; a window wider than
+// Limit is cut at its recent end.
+func (q *Queries) PredmktOHLCV(ctx context.Context, p PredmktOHLCVParams) ([]CandleBar, error) {
+	ctx, cancel := q.ctx(ctx)
+	defer cancel()
+	rows, err := q.db.QueryContext(ctx, predmktOHLCVSQL, p.TokenID, OHLCVIntervals[p.Interval], p.From, p.To, p.Limit)
+	if err != nil {
+		return nil, wrap(ctx, "predmkt ohlcv", err)
+	}
+	defer rows.Close()
+	items := []CandleBar{}
+	for rows.Next() {
+		var i CandleBar
+		if err := rows.Scan(&i.TS, &i.Open, &i.High, &i.Low, &i.Close, &i.Volume, &i.Trades); err != nil {
+			return nil, wrap(ctx, "predmkt ohlcv", err)
+		}
+		items = append(items, i)
+	}
+	return items, wrap(ctx, "predmkt ohlcv", rows.Err())
+}
