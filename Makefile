@@ -27,8 +27,12 @@ fmt-check:
 test: vet fmt-check
 	$(GO) test -count=1 -timeout 30m ./...
 
+BENCH_LAKE ?= ./data-medium
+
+# bench: benchmarks on the medium demo lake (generated once into $(BENCH_LAKE)).
 bench: build
-	$(GO) test -run '^$$' -bench . -benchtime 2s ./...
+	@if [ ! -f $(BENCH_LAKE)/lake.json ]; then ./bin/mdq demo --data $(BENCH_LAKE) --scale medium --seed 1 --end 2026-11-20T12:00:00Z --force; fi
+	MDQ_BENCH_LAKE=$(abspath $(BENCH_LAKE)) $(GO) test -run '^$$' -bench . -benchtime 2s ./...
 
 lint:
 	@echo "lint: see issue 7 (OpenAPI lint)"

@@ -65,6 +65,11 @@ func PrincipalFrom(ctx context.Context) (ratelimit.Principal, bool) {
 // Handler builds the whole HTTP handler: every route of the table, the mounts, JSON
 // 404/405, panic recovery and the access log.
 func (a *API) Handler() http.Handler {
+	return a.accessLog(a.recoverer(a.Router()))
+}
+
+// Router is the bare router: every route of the table and the mounts.
+func (a *API) Router() *mux.Router {
 	r := mux.NewRouter()
 	for _, m := range a.Mounts {
 		r.PathPrefix(m.Prefix).Handler(m.Handler)
@@ -78,7 +83,7 @@ func (a *API) Handler() http.Handler {
 	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		writeError(w, areaOf(req.URL.Path), http.StatusMethodNotAllowed, "method "+req.Method+" not allowed on "+req.URL.Path)
 	})
-	return a.accessLog(a.recoverer(r))
+	return r
 }
 
 // orderedRoutes registers literal paths before patterns so /wallets/discover is never

@@ -149,7 +149,9 @@ type inputError struct{ msg string }
 func (e *inputError) Error() string { return e.msg }
 
 // badInput makes a 400 with msg.
-func badInput(format string, args ...any) error { return &inputError{msg: fmt.Sprintf(format, args...)} }
+func badInput(format string, args ...any) error {
+	return &inputError{msg: fmt.Sprintf(format, args...)}
+}
 
 var addrRe = regexp.MustCompile(`^0x[0-9a-fA-F]{40}$`)
 

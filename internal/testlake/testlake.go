@@ -3,6 +3,7 @@ package testlake
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"sync"
@@ -68,4 +69,29 @@ func Copy(tb testing.TB) string {
 		tb.Fatal(err)
 	}
 	return dst
+}
+
+// Bench returns the lake benchmarks run on: $MDQ_BENCH_LAKE (make bench points it at
+// the medium demo lake) or, when unset, the tiny lake.
+func Bench(tb testing.TB) string {
+	if d := os.Getenv("MDQ_BENCH_LAKE"); d != "" {
+		return d
+	}
+	return Tiny(tb)
+}
+
+// BenchNow is the clock benchmarks pin: the end recorded in the bench lake's marker.
+func BenchNow(tb testing.TB) time.Time {
+	dir := Bench(tb)
+	b, err := os.ReadFile(filepath.Join(dir, "lake.json"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var m struct {
+		End time.Time `json:"end"`
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		tb.Fatal(err)
+	}
+	return m.End
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"sort"
 	"strings"
 	"text/tabwriter"
 
@@ -122,14 +121,14 @@ func Print(w io.Writer, data any, format string) error {
 	}
 	dec := json.NewDecoder(&buf)
 	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
+	v, err := decodeOrdered(dec)
+	if err != nil {
 		return err
 	}
 	cols, rows := tabulate(v)
 	if format == "csv" {
 		cw := csv.NewWriter(w)
-		cw.Write(cols) //nolint:errcheck
+		cw.Write(cols)    //nolint:errcheck
 		cw.WriteAll(rows) //nolint:errcheck
 		return cw.Error()
 	}
@@ -141,16 +140,64 @@ func Print(w io.Writer, data any, format string) error {
 	return tw.Flush()
 }
 
-// Tabulate exposes the flattening for the SQL console.
+// object is a decoded JSON object that keeps its key order, so CSV and table columns
+// follow the JSON field order.
+type object struct {
+	keys []string
+	vals map[string]any
+}
+
+// decodeOrdered decodes one JSON value, keeping object key order.
+func decodeOrdered(dec *json.Decoder) (any, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch d := tok.(type) {
+	case json.Delim:
+		switch d {
+		case '{':
+			o := object{vals: map[string]any{}}
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return nil, err
+				}
+				k, _ := kt.(string)
+				v, err := decodeOrdered(dec)
+				if err != nil {
+					return nil, err
+				}
+				o.keys = append(o.keys, k)
+				o.vals[k] = v
+			}
+			_, err := dec.Token() // }
+			return o, err
+		case '[':
+			arr := []any{}
+			for dec.More() {
+				v, err := decodeOrdered(dec)
+				if err != nil {
+					return nil, err
+				}
+				arr = append(arr, v)
+			}
+			_, err := dec.Token() // ]
+			return arr, err
+		}
+	}
+	return tok, nil
+}
+
+// tabulate flattens a decoded body into columns and rows.
 func tabulate(v any) ([]string, [][]string) {
 	var items []any
 	switch x := v.(type) {
 	case []any:
 		items = x
-	case map[string]any:
-		keys := sortedKeys(x)
-		for _, k := range keys {
-			if arr, ok := x[k].([]any); ok {
+	case object:
+		for _, k := range x.keys {
+			if arr, ok := x.vals[k].([]any); ok {
 				items = arr
 				break
 			}
@@ -164,8 +211,8 @@ func tabulate(v any) ([]string, [][]string) {
 	var cols []string
 	seen := map[string]bool{}
 	for _, it := range items {
-		if m, ok := it.(map[string]any); ok {
-			for _, k := range sortedKeys(m) {
+		if o, ok := it.(object); ok {
+			for _, k := range o.keys {
 				if !seen[k] {
 					seen[k] = true
 					cols = append(cols, k)
@@ -178,13 +225,13 @@ func tabulate(v any) ([]string, [][]string) {
 	}
 	var rows [][]string
 	for _, it := range items {
-		m, ok := it.(map[string]any)
+		o, ok := it.(object)
 		if !ok {
-			m = map[string]any{"value": it}
+			o = object{keys: []string{"value"}, vals: map[string]any{"value": it}}
 		}
 		r := make([]string, len(cols))
 		for i, c := range cols {
-			r[i] = cell(m[c])
+			r[i] = cell(o.vals[c])
 		}
 		rows = append(rows, r)
 	}
@@ -201,17 +248,24 @@ func cell(v any) string {
 		return x.String()
 	case bool:
 		return fmt.Sprint(x)
+	case object:
+		var b strings.Builder
+		b.WriteByte('{')
+		for i, k := range x.keys {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, "%q:%s", k, cell(x.vals[k]))
+		}
+		b.WriteByte('}')
+		return b.String()
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = cell(e)
+		}
+		return "[" + strings.Join(parts, ",") + "]"
 	default:
-		b, _ := json.Marshal(x)
-		return string(b)
+		return fmt.Sprint(x)
 	}
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -1,0 +1,208 @@
+package cli_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"mdq/cmd/mdq/cli"
+	"mdq/handlers"
+	"mdq/internal/testlake"
+	"mdq/query"
+)
+
+func run(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := cli.Do(args, strings.NewReader(""), &out, &errb, "test")
+	return code, out.String(), errb.String()
+}
+
+// TestQueryCommandsMatchRouteTable: `mdq query` has one subcommand per route of the
+// table, with one flag per parameter, and nothing else.
+func TestQueryCommandsMatchRouteTable(t *testing.T) {
+	root := cli.NewRoot("test", nil)
+	qc, _, err := root.Find([]string{"query"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, area := range qc.Commands() {
+		for _, c := range area.Commands() {
+			got[area.Name()+" "+c.Name()] = true
+		}
+	}
+	want := map[string]bool{}
+	for _, rt := range handlers.Routes() {
+		if rt.Area == "platform" {
+			continue
+		}
+		k := rt.Area + " " + rt.CLIName()
+		want[k] = true
+		c, _, err := root.Find([]string{"query", rt.Area, rt.CLIName()})
+		if err != nil || c.Name() != rt.CLIName() {
+			t.Errorf("no CLI subcommand for %s", rt.Path)
+			continue
+		}
+		for _, p := range rt.Params {
+			if c.Flags().Lookup(p.Name) == nil {
+				t.Errorf("%s: no --%s flag", rt.Path, p.Name)
+			}
+		}
+	}
+	for k := range got {
+		if !want[k] {
+			t.Errorf("CLI has %q; the route table does not", k)
+		}
+	}
+	if len(want) == 0 {
+		t.Fatal("no routes")
+	}
+}
+
+// TestQueryOutputEqualsRESTBody: `mdq query ... --format json` prints the REST body
+// byte for byte.
+func TestQueryOutputEqualsRESTBody(t *testing.T) {
+	dir := testlake.Tiny(t)
+	q, err := query.Open(context.Background(), dir, query.Options{Now: testlake.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	var tok string
+	q.DB().QueryRowContext(context.Background(), //nolint:errcheck
+		"SELECT token_id FROM predmkt_trades GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1").Scan(&tok)
+	srv := httptest.NewServer((&handlers.API{Q: q}).Handler())
+	defer srv.Close()
+	for _, c := range []struct {
+		args []string
+		path string
+	}{
+		{[]string{"query", "predmkt", "ohlcv", "--token_id", tok, "--interval", "1h", "--limit", "7"},
+			"/v1/predmkt/ohlcv?token_id=" + tok + "&interval=1h&limit=7"},
+	} {
+		code, out, errs := run(t, append(c.args, "--data", dir, "--clock", testlake.End.Format(time.RFC3339))...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", c.args, code, errs)
+		}
+		resp, err := http.Get(srv.URL + c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || out != string(body) {
+			t.Fatalf("%v:\nCLI  %q\nREST %q", c.args, out, body)
+		}
+		if len(body) < 10 {
+			t.Fatalf("empty body: %q", body)
+		}
+	}
+}
+
+// TestQueryFormats: csv and table render the rows with a header.
+func TestQueryFormats(t *testing.T) {
+	dir := testlake.Tiny(t)
+	code, out, errs := run(t, "sql", "--data", dir, "--format", "csv", "SELECT 1 AS b, 'x' AS a UNION ALL SELECT 2, 'y' ORDER BY b")
+	if code != 0 || out != "b,a\n1,x\n2,y\n" {
+		t.Fatalf("exit %d out %q err %s", code, out, errs)
+	}
+	code, out, _ = run(t, "sql", "--data", dir, "--format", "json", "SELECT 2 AS b, 1 AS a")
+	if code != 0 || out != "[{\"b\":2,\"a\":1}]\n" {
+		t.Fatalf("json %q", out)
+	}
+	code, _, errs = run(t, "sql", "--data", dir, "--format", "xml", "SELECT 1")
+	if code == 0 || !strings.Contains(errs, "use json, csv or table") {
+		t.Fatalf("bad format accepted: %s", errs)
+	}
+}
+
+// TestBadInputIsClear: a missing lake, a bad parameter and a bad flag each give a
+// clear error and a non-zero exit.
+func TestBadInputIsClear(t *testing.T) {
+	empty := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"query", "predmkt", "ohlcv", "--data", empty, "--token_id", "1", "--interval", "1h"}, "no lake at " + empty + ": run mdq demo or mdq ingest"},
+		{[]string{"serve", "--data", empty, "--addr", "127.0.0.1:0"}, "no lake at " + empty},
+		{[]string{"query", "predmkt", "ohlcv", "--data", testlake.Tiny(t), "--token_id", "1", "--interval", "2h"}, `400: interval "2h" is not one of 1m, 5m, 1h, 1d`},
+		{[]string{"serve", "--data", testlake.Tiny(t), "--clock", "yesterday"}, `--clock "yesterday" is not an RFC3339 time`},
+		{[]string{"serve", "--nope"}, "unknown flag: --nope"},
+		{[]string{"demo", "--data", testlake.Tiny(t), "--scale", "tiny"}, "is not empty: pass --force"},
+		{[]string{"demo", "--data", empty, "--scale", "huge"}, `--scale "huge": use tiny, small, medium or large`},
+	} {
+		code, _, errs := run(t, c.args...)
+		if code == 0 || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, stderr %q, want %q", c.args, code, errs, c.want)
+		}
+	}
+	if entries, _ := os.ReadDir(empty); len(entries) != 0 {
+		t.Fatal("a refused command wrote into the directory")
+	}
+}
+
+// TestServeEndToEnd builds the binary, serves the tiny lake on loopback, answers
+// /healthz and a data route, and shuts down cleanly on SIGTERM.
+func TestServeEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "mdq")
+	build := exec.Command("go", "build", "-o", bin, "mdq/cmd/mdq")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dir := testlake.Tiny(t)
+	cmd := exec.Command(bin, "serve", "--data", dir, "--addr", "127.0.0.1:0", "--clock", "2026-11-20T12:00:00Z")
+	stdout, _ := cmd.StdoutPipe()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill() //nolint:errcheck
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("no banner: %v %s", err, stderr.String())
+	}
+	base := strings.Fields(line)[3] // "mdq serving on http://HOST:PORT (data ...)"
+	resp, err := http.Get(base + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"now":"2026-11-20T12:00:00Z"`) {
+		t.Fatalf("healthz: %d %s", resp.StatusCode, body)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("exit after SIGTERM: %v\n%s", err, stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no exit within 30s of SIGTERM")
+	}
+	logs := stderr.String()
+	if !strings.Contains(logs, `"msg":"request"`) || !strings.Contains(logs, `"request_id"`) || !strings.Contains(logs, "shutting down") {
+		t.Fatalf("access log missing: %s", logs)
+	}
+}

@@ -1,0 +1,86 @@
+package lake
+
+import (
+	"fmt"
+	"strings"
+)
+
+// dataDocIntro opens docs/DATA.md; the table sections below it are generated from the
+// registry so the document cannot drift from what is written.
+const dataDocIntro = `# The lake
+
+One directory (` + "`--data`" + `, env ` + "`MDQ_DATA`" + `, default ` + "`./data`" + `) holds every table as Parquet.
+The archive part, ` + "`archive/`" + `, is exactly what ` + "`GET /archive/...`" + ` serves (SPEC §4.4); the
+query engine reads those same files, it is not a copy. Every other table lives beside
+it as Hive-partitioned Parquet (` + "`key=value`" + ` directories).
+
+- Files are written sorted (see "sorted by") with bounded row groups and column
+  statistics, so a reader interested in one token, coin or wallet touches only the row
+  groups whose min/max cover it, locally or over HTTP Range.
+- Every write is atomic: rows go to a hidden temporary file beside the target
+  (` + "`.name.parquet.tmp-*`" + `, never matched by a table's glob), which is fsynced and renamed into
+  place. A reader never sees a half-written file; a crash leaves the old file.
+- ` + "`lake.json`" + ` is written last by ` + "`mdq demo`" + ` (and ingest); a directory without it is not a
+  lake (` + "`no lake at DIR: run mdq demo or mdq ingest`" + `).
+- Timestamps: the prediction-market tape and its trades use epoch milliseconds (BIGINT),
+  as SPEC returns them; other tables use TIMESTAMP (UTC, microseconds). Addresses are
+  stored lower-case. Partition keys (` + "`venue`, `date`, `chain`, `asset`, `tenor`" + `) are
+  columns of the views, typed VARCHAR except ` + "`date`" + ` (DATE).
+- Each table is a DuckDB view of the same name (` + "`mdq sql \"SELECT * FROM predmkt_trades LIMIT 5\"`" + `).
+
+This file is generated from ` + "`lake/tables.go`" + ` by ` + "`go test ./lake -run TestDataDoc -update`" + `; a test
+checks it against the registry and another checks every Parquet file's real schema
+against it.
+`
+
+// DataDoc renders docs/DATA.md from the registry.
+func DataDoc() string {
+	var b strings.Builder
+	b.WriteString(dataDocIntro)
+	area := ""
+	titles := map[string]string{"predmkt": "Prediction market", "perpdex": "Perpetuals venue", "onchain": "On-chain"}
+	for _, t := range Tables() {
+		if t.Area != area {
+			area = t.Area
+			fmt.Fprintf(&b, "\n## %s\n", titles[area])
+		}
+		fmt.Fprintf(&b, "\n### %s\n\n%s\n\n", t.Name, t.Doc)
+		fmt.Fprintf(&b, "- path: `%s`\n", t.Glob())
+		if len(t.Partitions) > 0 {
+			fmt.Fprintf(&b, "- partitioned by: %s\n", strings.Join(t.Partitions, ", "))
+		} else {
+			b.WriteString("- partitioned by: none (one file)\n")
+		}
+		fmt.Fprintf(&b, "- sorted by: %s\n", strings.Join(t.SortBy, ", "))
+		if len(t.Routes) > 0 {
+			fmt.Fprintf(&b, "- read by: %s\n", strings.Join(t.Routes, ", "))
+		}
+		b.WriteString("\n| column | type | unit | meaning |\n|---|---|---|---|\n")
+		for _, c := range t.Columns {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", c.Name, c.Type, c.Unit, strings.ReplaceAll(c.Doc, "|", "\\|"))
+		}
+	}
+	return b.String()
+}
+
+// ParseDataDoc reads the column tables back out of DATA.md: table name to ordered
+// (column, type) pairs. Tests use it to check real Parquet schemas against the doc.
+func ParseDataDoc(doc string) map[string][][2]string {
+	out := map[string][][2]string{}
+	cur := ""
+	for _, line := range strings.Split(doc, "\n") {
+		if name, ok := strings.CutPrefix(line, "### "); ok {
+			cur = strings.TrimSpace(name)
+			continue
+		}
+		if cur == "" || !strings.HasPrefix(line, "| ") || strings.HasPrefix(line, "| column") {
+			continue
+		}
+		cells := strings.Split(line, "|")
+		if len(cells) < 4 {
+			continue
+		}
+		out[cur] = append(out[cur], [2]string{strings.TrimSpace(cells[1]), strings.TrimSpace(cells[2])})
+	}
+	return out
+}

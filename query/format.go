@@ -1,0 +1,37 @@
+package query
+
+import (
+	"math"
+	"time"
+)
+
+// Round rounds x to places decimals, half away from zero (cents: 2, ratios: 6).
+func Round(x float64, places int) float64 {
+	p := math.Pow10(places)
+	r := math.Round(x*p) / p
+	if r == 0 {
+		return 0 // no negative zero in JSON
+	}
+	return r
+}
+
+// RoundPtr rounds a nullable value.
+func RoundPtr(x *float64, places int) *float64 {
+	if x == nil {
+		return nil
+	}
+	r := Round(*x, places)
+	return &r
+}
+
+// ISOMillis formats t as ISO-8601 UTC with milliseconds: 2026-01-01T00:00:00.000Z.
+func ISOMillis(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+// ISOMicros formats t as ISO-8601 UTC with microseconds.
+func ISOMicros(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000Z") }
+
+// ISOSeconds formats t as ISO-8601 UTC with an explicit offset: 2026-01-01T00:00:00+00:00.
+func ISOSeconds(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05+00:00") }
+
+// Date formats t as YYYY-MM-DD (UTC).
+func Date(t time.Time) string { return t.UTC().Format("2006-01-02") }
