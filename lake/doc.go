@@ -52,6 +52,9 @@ func DataDoc() string {
 			b.WriteString("- partitioned by: none (one file)\n")
 		}
 		fmt.Fprintf(&b, "- sorted by: %s\n", strings.Join(t.SortBy, ", "))
+		if t.Derived {
+			b.WriteString("- derived: computed by mdq from the tables above (hourly in `mdq serve`, and `mdq rebuild`)\n")
+		}
 		if len(t.Routes) > 0 {
 			fmt.Fprintf(&b, "- read by: %s\n", strings.Join(t.Routes, ", "))
 		}

@@ -37,6 +37,7 @@ type Table struct {
 	RowGroup   int      // rows per Parquet row group (0: DefaultRowGroup)
 	Doc        string
 	Routes     []string // routes that read it, for docs
+	Derived    bool     // computed by mdq itself from other tables (mdq rebuild), not written by ingest or demo
 }
 
 // DefaultRowGroup bounds row groups so that a reader interested in one token or wallet
