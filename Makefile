@@ -6,7 +6,7 @@ VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 GO ?= go
 export CGO_ENABLED = 1
 
-.PHONY: build run test vet fmt-check bench lint clean
+.PHONY: build run test vet fmt-check bench lint mcp-check clean
 
 build:
 	$(GO) build -ldflags "-X main.Version=$(VERSION)" -o bin/mdq ./cmd/mdq
@@ -34,8 +34,44 @@ bench: build
 	@if [ ! -f $(BENCH_LAKE)/lake.json ]; then ./bin/mdq demo --data $(BENCH_LAKE) --scale medium --seed 1 --end 2026-11-20T12:00:00Z --force; fi
 	MDQ_BENCH_LAKE=$(abspath $(BENCH_LAKE)) $(GO) test -run '^$$' -bench . -benchtime 2s ./...
 
-lint:
-	@echo "lint: see issue 7 (OpenAPI lint)"
+# lint: the generated OpenAPI document through an independent linter (Redocly, clean:
+# no error and no warning), then the MCP Inspector CLI against a server it starts on
+# loopback over a tiny demo lake: it lists the tools (with its schema-portability
+# check) and calls one. `make mcp-check MCP_URL=... MCP_KEY=...` runs the Inspector
+# part against a server you already run (make run).
+REDOCLY ?= @redocly/cli@2.77.0
+INSPECTOR ?= @modelcontextprotocol/inspector@2.12.0
+LINT_DIR ?= $(CURDIR)/.lint
+LINT_PORT ?= 18089
+MCP_URL ?= http://127.0.0.1:$(PORT)/mcp
+MCP_KEY ?=
+
+lint: build
+	@mkdir -p $(LINT_DIR)
+	./bin/mdq openapi > $(LINT_DIR)/openapi.json
+	@npx -y $(REDOCLY) lint $(LINT_DIR)/openapi.json > $(LINT_DIR)/redocly.log 2>&1; rc=$$?; \
+	grep -v 'npm warn' $(LINT_DIR)/redocly.log | sed -n '/validating/,$$p'; \
+	if [ $$rc -ne 0 ] || grep -Eq 'You have [0-9]+ warning' $(LINT_DIR)/redocly.log; then echo "lint: the OpenAPI document is not clean"; exit 1; fi
+	@if [ ! -f $(LINT_DIR)/data/lake.json ]; then ./bin/mdq demo --data $(LINT_DIR)/data --scale tiny --end 2026-11-20T12:00:00Z --force >/dev/null; fi
+	@set -e; key=$$(./bin/mdq dev-key --data $(LINT_DIR)/data | tail -1); \
+	./bin/mdq serve --data $(LINT_DIR)/data --addr 127.0.0.1:$(LINT_PORT) --clock 2026-11-20T12:00:00Z > $(LINT_DIR)/serve.log 2>&1 & pid=$$!; \
+	trap 'kill $$pid 2>/dev/null' EXIT; \
+	for i in $$(seq 1 60); do curl -fs http://127.0.0.1:$(LINT_PORT)/healthz >/dev/null 2>&1 && break; sleep 0.5; done; \
+	$(MAKE) --no-print-directory mcp-check MCP_URL=http://127.0.0.1:$(LINT_PORT)/mcp MCP_KEY=$$key
+
+mcp-check:
+	@set -e; out=$(LINT_DIR); mkdir -p $$out; \
+	npx -y $(INSPECTOR) --cli $(MCP_URL) --transport http --header "X-API-Key: $(MCP_KEY)" --method tools/list --strict > $$out/tools.json 2> $$out/inspector.log \
+	  || { grep -v 'npm warn' $$out/inspector.log; echo "mcp-check: tools/list failed"; exit 1; }; \
+	if grep -Eq '^(Warning|Error)' $$out/inspector.log; then grep -v 'npm warn' $$out/inspector.log; echo "mcp-check: tool schemas are not portable"; exit 1; fi; \
+	n=$$(grep -c '"name": "[a-z_]*"' $$out/tools.json || true); \
+	tool=$$(grep -o '"name": "predmkt_leaderboard"' $$out/tools.json | head -1 | cut -d'"' -f4); \
+	if [ -z "$$tool" ]; then tool=$$(grep -o '"name": "[a-z_]*"' $$out/tools.json | head -1 | cut -d'"' -f4); fi; \
+	if [ -z "$$tool" ]; then echo "mcp-check: the Inspector lists no tool"; exit 1; fi; \
+	npx -y $(INSPECTOR) --cli $(MCP_URL) --transport http --header "X-API-Key: $(MCP_KEY)" --method tools/call --tool-name $$tool > $$out/call.json 2>> $$out/inspector.log \
+	  || { grep -v 'npm warn' $$out/inspector.log; echo "mcp-check: tools/call $$tool failed"; exit 1; }; \
+	if grep -q '"isError": true' $$out/call.json; then cat $$out/call.json; echo "mcp-check: $$tool answered a tool error"; exit 1; fi; \
+	echo "mcp-check: the MCP Inspector listed the tools of $(MCP_URL) and called $$tool"
 
 clean:
 	rm -rf bin
