@@ -43,6 +43,12 @@ type Budget interface {
 type Mount struct {
 	Prefix  string
 	Handler http.Handler
+	// Auth makes the mount need a credential (the same check as the routes, in
+	// authMount); Public exempts paths (archive manifest and samples). A mount never
+	// spends budget here: the archive never does, and MCP spends per tool call through
+	// BudgetFrom.
+	Auth   bool
+	Public func(path string) bool
 }
 
 // API serves the route table.
@@ -52,9 +58,30 @@ type API struct {
 	Auth   Authenticator // nil: every route is open (tests of the platform, offline CLI)
 	Budget Budget        // nil: no budget
 	Mounts []Mount
+	// Issuer is the OAuth issuer whose access tokens Auth accepts (empty: none). The
+	// access wiring sets it; /.well-known/oauth-protected-resource publishes it, read
+	// at request time so the order of serve hooks does not matter.
+	Issuer string
 }
 
-type principalKey struct{}
+type (
+	principalKey struct{}
+	budgetKey    struct{}
+	decisionKey  struct{}
+)
+
+// BudgetFrom returns the API's Budget for an authenticated request (nil without one),
+// for runners that report usage and transports (MCP) that spend per call.
+func BudgetFrom(ctx context.Context) Budget {
+	b, _ := ctx.Value(budgetKey{}).(Budget)
+	return b
+}
+
+// DecisionFrom returns the budget decision this request's spend produced.
+func DecisionFrom(ctx context.Context) (ratelimit.Decision, bool) {
+	d, ok := ctx.Value(decisionKey{}).(ratelimit.Decision)
+	return d, ok
+}
 
 // PrincipalFrom returns the caller of an authenticated request.
 func PrincipalFrom(ctx context.Context) (ratelimit.Principal, bool) {
@@ -72,7 +99,11 @@ func (a *API) Handler() http.Handler {
 func (a *API) Router() *mux.Router {
 	r := mux.NewRouter()
 	for _, m := range a.Mounts {
-		r.PathPrefix(m.Prefix).Handler(m.Handler)
+		h := m.Handler
+		if m.Auth && a.Auth != nil {
+			h = a.authMount(m)
+		}
+		r.PathPrefix(m.Prefix).Handler(h)
 	}
 	for _, rt := range orderedRoutes() {
 		r.Handle(rt.Path, a.wrap(rt)).Methods(rt.Method)
@@ -135,6 +166,9 @@ func (a *API) wrap(rt *Route) http.Handler {
 				return
 			}
 			ctx = context.WithValue(ctx, principalKey{}, p)
+			if a.Budget != nil {
+				ctx = context.WithValue(ctx, budgetKey{}, a.Budget)
+			}
 			if a.Budget != nil && !rt.Unbilled {
 				d, err := a.Budget.Spend(ctx, p, 1)
 				if err != nil {
@@ -143,6 +177,7 @@ func (a *API) wrap(rt *Route) http.Handler {
 					return
 				}
 				SetRateHeaders(w.Header(), d)
+				ctx = context.WithValue(ctx, decisionKey{}, d)
 				if !d.Allowed {
 					w.Header().Set("Retry-After", "60")
 					writeError(w, rt.Area, http.StatusTooManyRequests,
@@ -182,6 +217,27 @@ func (a *API) wrap(rt *Route) http.Handler {
 		if _, err := w.Write(buf.Bytes()); err != nil {
 			a.logger().Debug("write", "err", err)
 		}
+	})
+}
+
+// authMount guards a mount with the routes' credential check: 401 on a missing or
+// invalid credential, except on the mount's public paths. It spends no budget.
+func (a *API) authMount(m Mount) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if m.Public != nil && m.Public(r.URL.Path) {
+			m.Handler.ServeHTTP(w, r)
+			return
+		}
+		p, status, msg := a.authenticate(r)
+		if status != 0 {
+			writeError(w, areaOf(r.URL.Path), status, msg)
+			return
+		}
+		ctx := context.WithValue(r.Context(), principalKey{}, p)
+		if a.Budget != nil {
+			ctx = context.WithValue(ctx, budgetKey{}, a.Budget)
+		}
+		m.Handler.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 

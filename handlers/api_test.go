@@ -31,11 +31,20 @@ func openQueries(t *testing.T, dir string) *query.Queries {
 	return q
 }
 
-// get serves one request through the full handler and returns status and body.
+// get serves one request through the full handler and returns status and body. Every
+// exchange is validated against the generated OpenAPI document (openapi_test.go).
 func get(t *testing.T, h http.Handler, target string) (int, []byte) {
 	t.Helper()
+	return serve(t, h, httptest.NewRequest("GET", target, nil))
+}
+
+// serve is get for any request (POST routes, headers): served, then validated against
+// the generated OpenAPI document.
+func serve(t *testing.T, h http.Handler, req *http.Request) (int, []byte) {
+	t.Helper()
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest("GET", target, nil))
+	h.ServeHTTP(rec, req)
+	validateExchange(t, req, rec.Code, rec.Header(), rec.Body.Bytes())
 	return rec.Code, rec.Body.Bytes()
 }
 

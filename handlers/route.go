@@ -47,13 +47,14 @@ type Param struct {
 	ClampLo  *float64 // applied range; values are silently moved inside
 	ClampHi  *float64
 
-	ZeroIsDefault bool   // 0 or an empty string resolve to Default (on-chain convention)
-	Lenient       bool   // an unparseable value is ignored (Default applies)
-	MaxLen        int    // String: longest accepted value
-	MaxItems      int    // List: most items accepted
-	ItemsMessage  string // List: error text over MaxItems; %d is the count
-	Message       string // error text for a malformed value (e.g. Bad EVM address ...)
-	Example       string // example value for docs and tests
+	ZeroIsDefault  bool   // 0 or an empty string resolve to Default (on-chain convention)
+	Lenient        bool   // an unparseable value is ignored (Default applies)
+	MaxLen         int    // String: longest accepted value
+	MaxItems       int    // List: most items accepted
+	ItemsMessage   string // List: error text over MaxItems; %d is the count
+	Message        string // error text for a malformed value (e.g. Bad EVM address ...)
+	MissingMessage string // error text when a required value is missing or empty
+	Example        string // example value for docs and tests
 }
 
 // F returns a pointer to f, for the range fields of Param.
@@ -84,6 +85,7 @@ type Route struct {
 	Stream       Streamer
 	ContentType  string // of streamed bodies
 	MCP          *MCPTool
+	CLI          string // overrides the derived CLIName where two paths would share one
 }
 
 // MCPTool marks a route as also being an MCP tool.
@@ -98,6 +100,9 @@ type MCPTool struct {
 // CLIName is the route's `mdq query <area> <name>` subcommand: the literal path
 // segments after the area, joined by dashes.
 func (rt *Route) CLIName() string {
+	if rt.CLI != "" {
+		return rt.CLI
+	}
 	segs := strings.Split(strings.TrimPrefix(rt.Path, "/"), "/")
 	var out []string
 	for i, s := range segs {
@@ -205,7 +210,7 @@ func (p *Param) parse(raw string, present bool) (any, bool, error) {
 	zero := raw == "" || (p.ZeroIsDefault && isNumericZero(raw))
 	if !present || (p.ZeroIsDefault && zero) || (raw == "" && p.Kind != String) {
 		if p.Required {
-			return nil, false, badInput("%s is required", p.Name)
+			return nil, false, p.missing()
 		}
 		return p.Default, false, nil
 	}
@@ -269,12 +274,15 @@ func (p *Param) parse(raw string, present bool) (any, bool, error) {
 		}
 		if len(items) == 0 {
 			if p.Required {
-				return nil, false, badInput("%s is required", p.Name)
+				return nil, false, p.missing()
 			}
 			return p.Default, false, nil
 		}
 		if p.MaxItems > 0 && len(items) > p.MaxItems {
 			if p.ItemsMessage != "" {
+				if !strings.Contains(p.ItemsMessage, "%d") { // a fixed message (SPEC's labels batch)
+					return nil, false, badInput("%s", p.ItemsMessage)
+				}
 				return nil, false, badInput(p.ItemsMessage, len(items))
 			}
 			return nil, false, badInput("%s holds %d items; at most %d", p.Name, len(items), p.MaxItems)
@@ -286,6 +294,14 @@ func (p *Param) parse(raw string, present bool) (any, bool, error) {
 		}
 		return raw, true, nil
 	}
+}
+
+// missing builds the error for an absent required value, preferring the route's own message.
+func (p *Param) missing() error {
+	if p.MissingMessage != "" {
+		return badInput("%s", p.MissingMessage)
+	}
+	return badInput("%s is required", p.Name)
 }
 
 // fail builds the error for a malformed value, preferring the route's own message.

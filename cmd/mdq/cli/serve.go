@@ -36,8 +36,15 @@ func newServeCmd(cfg *Config) *cobra.Command {
 	cmd.Flags().StringVar(&f.clock, "clock", "", "pin \"now\" to this RFC3339 time (reproducible analysis and tests)")
 	cmd.Flags().DurationVar(&f.queryTimeout, "query-timeout", 30*time.Second, "per-query timeout")
 	cmd.Flags().StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	for _, fh := range serveFlagHooks {
+		fh(cmd)
+	}
 	return cmd
 }
+
+// serveFlagHooks let other files of this package declare the serve flags their
+// serveHooks read.
+var serveFlagHooks []func(cmd *cobra.Command)
 
 // clockFunc returns the one clock all window arithmetic uses.
 func clockFunc(pinned string) (func() time.Time, error) {
