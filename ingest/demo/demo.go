@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"mdq/archive"
 	"mdq/lake"
 )
 
@@ -164,6 +165,11 @@ func Run(ctx context.Context, opt Options) (*Marker, error) {
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
+	}
+
+	// The archive's manifest and samples describe the files just written.
+	if err := archive.Refresh(ctx, opt.Dir); err != nil {
+		return nil, fmt.Errorf("archive manifest: %w", err)
 	}
 
 	m := &Marker{Kind: "demo", Scale: sc.Name, Seed: opt.Seed, Start: g.Start, End: g.End, Generated: "mdq demo"}
