@@ -16,7 +16,7 @@ var (
 // declares its routes in its own file; this is the one place they are put together.
 func Routes() []*Route {
 	routesOnce.Do(func() {
-		for _, part := range [][]*Route{platformRoutes(), accessRoutes(), onchainRoutes(), predmktRoutes(), perpdexRoutes()} {
+		for _, part := range [][]*Route{platformRoutes(), accessRoutes(), onchainRoutes(), predmktRoutes(), predmktCategoryRoutes(), perpdexRoutes(), perpdexVaultRoutes()} {
 			routes = append(routes, part...)
 		}
 	})
