@@ -24,8 +24,11 @@ fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
+# test: every package; the pure-Go concurrent parts (credentials, budget, archive) once
+# more under the race detector (the DuckDB-linked packages are too slow under -race).
 test: vet fmt-check
 	$(GO) test -count=1 -timeout 30m ./...
+	$(GO) test -count=1 -race ./ratelimit/ ./archive/ ./lake/
 
 BENCH_LAKE ?= ./data-medium
 
