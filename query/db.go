@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	_ "github.com/duckdb/duckdb-go/v2" // the DuckDB driver
@@ -42,6 +43,7 @@ type Queries struct {
 	timeout time.Duration
 	now     func() time.Time
 	log     *slog.Logger
+	ext     sync.Map // per-store state of route files (in-memory caches), keyed by a type each file owns
 }
 
 // Open checks that dir holds a lake and builds one DuckDB view per lake table.

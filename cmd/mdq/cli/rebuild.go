@@ -1,0 +1,74 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"mdq/handlers"
+	"mdq/query"
+)
+
+func init() {
+	extraCommands = append(extraCommands, newRebuildCmd)
+	serveHooks = append(serveHooks, boardRefresher)
+}
+
+// newRebuildCmd builds `mdq rebuild`: recompute the hourly derived tables now (the
+// prediction-market wallet board) and write them to the lake, so a server started in
+// the same hour serves them without recomputing.
+func newRebuildCmd(cfg *Config) *cobra.Command {
+	var clock string
+	cmd := &cobra.Command{
+		Use:   "rebuild",
+		Short: "Rebuild the hourly derived tables (prediction-market wallet board) into the lake",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			now, err := clockFunc(clock)
+			if err != nil {
+				return err
+			}
+			q, err := query.Open(cmd.Context(), cfg.Data, query.Options{Now: now})
+			if err != nil {
+				return err
+			}
+			defer q.Close()
+			start := time.Now()
+			b, err := q.RebuildPredmktBoard(cmd.Context())
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "predmkt board for %s: %d wallets (%d rows over all categories) in %s\n",
+				b.Hour.Format(time.RFC3339), len(b.Cats["all"]), b.Rows(), time.Since(start).Round(time.Millisecond))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&clock, "clock", "", "build for this RFC3339 time instead of now (as serve --clock)")
+	return cmd
+}
+
+// boardRefresher keeps the hourly board current in a running server: it builds (or
+// loads) the board at start and checks every minute whether the store clock entered a
+// new hour, so requests rarely pay for a rebuild.
+func boardRefresher(ctx context.Context, _ *Config, _ *cobra.Command, api *handlers.API) (func(), error) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(time.Minute)
+		defer t.Stop()
+		for {
+			if _, err := api.Q.PredmktBoard(ctx); err != nil && ctx.Err() == nil && api.Log != nil {
+				api.Log.Error("predmkt board rebuild", "err", err)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() { cancel(); <-done }, nil
+}

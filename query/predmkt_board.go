@@ -1,0 +1,321 @@
+package query
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"mdq/lake"
+	sqlfiles "mdq/sql"
+)
+
+var (
+	predmktBoardSQL     = sqlfiles.MustRead("predmkt/board.sql")
+	predmktBoardLoadSQL = sqlfiles.MustRead("predmkt/board_load.sql")
+)
+
+// PredmktCategories are the market categories; "all" is every market.
+var PredmktCategories = []string{"Crypto", "Sports", "Politics", "Pop-Culture", "Tech"}
+
+// Board windows, in the order of the per-window arrays of BoardEntry.
+var boardWindows = []struct {
+	Name string
+	Ms   int64
+}{{"24h", 86_400_000}, {"7d", 604_800_000}, {"30d", 2_592_000_000}}
+
+// windowIndex maps a window name to its slot; -1 is "all".
+func windowIndex(w string) int {
+	for i, bw := range boardWindows {
+		if bw.Name == w {
+			return i
+		}
+	}
+	return -1
+}
+
+// Tag thresholds of SPEC §2.2.
+const (
+	botMaxAvgUSD   = 20.0
+	botMinTrades   = 100
+	whaleMinVolume = 100_000.0
+	hotColdPnL     = 1_000.0
+	hotColdMinRes  = 5
+	wilsonZ        = 1.959963984540054 // two-sided 95%
+)
+
+// BoardEntry is one wallet's figures in one category of the hourly board, already
+// rounded as the routes return them.
+type BoardEntry struct {
+	Wallet, Pseudonym, DisplayName string
+	PnL                            float64
+	PnLWin                         [3]float64 // 24h, 7d, 30d by resolution time
+	Resolved                       int64
+	HitRate, HitRateCI             *float64
+	Volume                         float64
+	VolumeWin                      [3]float64
+	Trades                         int64
+	TradesWin                      [3]int64
+	AvgTradeUSD                    float64
+	Markets                        int64
+	FirstTS, LastTS                int64
+	Tags                           []string
+}
+
+// Board is the hourly wallet board: entries per category ("all" and each category).
+type Board struct {
+	Hour time.Time
+	Cats map[string][]BoardEntry
+
+	orders sync.Map // "cat|window|sort" -> []int32, lazily sorted, cached with the board
+	index  map[string]map[string]int
+}
+
+// boardState is the per-store cache of the board.
+type boardState struct {
+	cur atomic.Pointer[Board]
+	mu  sync.Mutex
+}
+
+type boardKey struct{}
+
+func (q *Queries) boardState() *boardState {
+	v, _ := q.ext.LoadOrStore(boardKey{}, &boardState{})
+	return v.(*boardState)
+}
+
+// MicroUSD converts an exact micro-USD sum to dollars rounded to the cent.
+func MicroUSD(u int64) float64 { return Round(float64(u)/1e6, 2) }
+
+// WilsonHalfWidth is the half-width of the 95% Wilson score interval of a proportion p
+// observed over n trials.
+func WilsonHalfWidth(p float64, n int64) float64 {
+	if n <= 0 {
+		return 0
+	}
+	z2 := wilsonZ * wilsonZ
+	nf := float64(n)
+	return wilsonZ / (1 + z2/nf) * math.Sqrt(p*(1-p)/nf+z2/(4*nf*nf))
+}
+
+// BoardTags derives SPEC's four tags from an entry's published (rounded) figures, so a
+// tag always agrees with the numbers shown beside it.
+func BoardTags(e *BoardEntry) []string {
+	tags := []string{}
+	if e.Trades >= botMinTrades && e.AvgTradeUSD < botMaxAvgUSD {
+		tags = append(tags, "bot")
+	}
+	if e.Volume >= whaleMinVolume {
+		tags = append(tags, "whale")
+	}
+	if e.Resolved >= hotColdMinRes && e.PnL >= hotColdPnL {
+		tags = append(tags, "hot")
+	}
+	if e.Resolved >= hotColdMinRes && e.PnL <= -hotColdPnL {
+		tags = append(tags, "cold")
+	}
+	return tags
+}
+
+// PredmktBoard returns the board of the current hour of the store clock: the one in
+// memory when it was built for this hour, else the one in the lake when an earlier
+// process (or `mdq rebuild`) wrote it for this hour, else a fresh build, which is
+// written to the lake. While another request rebuilds, the previous hour's board is
+// served rather than waited for.
+func (q *Queries) PredmktBoard(ctx context.Context) (*Board, error) {
+	st := q.boardState()
+	hour := q.Now().Truncate(time.Hour)
+	if b := st.cur.Load(); b != nil && b.Hour.Equal(hour) {
+		return b, nil
+	}
+	if b := st.cur.Load(); b != nil && !st.mu.TryLock() {
+		return b, nil
+	} else if b == nil {
+		st.mu.Lock()
+	}
+	defer st.mu.Unlock()
+	if b := st.cur.Load(); b != nil && b.Hour.Equal(hour) {
+		return b, nil
+	}
+	b, err := q.loadBoard(ctx, hour)
+	if err != nil {
+		return nil, err
+	}
+	if b == nil {
+		if b, err = q.RebuildPredmktBoard(ctx); err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+	st.cur.Store(b)
+	return b, nil
+}
+
+// RebuildPredmktBoard computes the board for the current hour, writes it to the lake
+// as Parquet (atomically) and makes it the cached board.
+func (q *Queries) RebuildPredmktBoard(ctx context.Context) (*Board, error) {
+	hour := q.Now().Truncate(time.Hour)
+	b, err := q.computeBoard(ctx, hour)
+	if err != nil {
+		return nil, err
+	}
+	if err := q.writeBoard(ctx, b); err != nil {
+		return nil, fmt.Errorf("predmkt board: write: %w", err)
+	}
+	q.boardState().cur.Store(b)
+	return b, nil
+}
+
+func (q *Queries) computeBoard(ctx context.Context, hour time.Time) (*Board, error) {
+	ctx, cancel := q.ctx(ctx)
+	defer cancel()
+	const op = "predmkt board"
+	rows, err := q.db.QueryContext(ctx, predmktBoardSQL, q.Now().UnixMilli())
+	if err != nil {
+		return nil, wrap(ctx, op, err)
+	}
+	defer rows.Close()
+	b := newBoard(hour)
+	for rows.Next() {
+		var cat string
+		var e BoardEntry
+		var pnl, resVol, winVol, vol int64 // micro-USD
+		var pnlW, volW [3]int64
+		if err := rows.Scan(&cat, &e.Wallet, &e.Pseudonym, &e.DisplayName, &pnl, &pnlW[0], &pnlW[1], &pnlW[2],
+			&e.Resolved, &resVol, &winVol, &vol, &volW[0], &volW[1], &volW[2],
+			&e.Trades, &e.TradesWin[0], &e.TradesWin[1], &e.TradesWin[2], &e.Markets, &e.FirstTS, &e.LastTS); err != nil {
+			return nil, wrap(ctx, op, err)
+		}
+		e.PnL, e.Volume = MicroUSD(pnl), MicroUSD(vol)
+		for i := range 3 {
+			e.PnLWin[i], e.VolumeWin[i] = MicroUSD(pnlW[i]), MicroUSD(volW[i])
+		}
+		if resVol > 0 {
+			hr := float64(winVol) / float64(resVol)
+			h, ci := Round(hr, 6), Round(WilsonHalfWidth(hr, e.Resolved), 6)
+			e.HitRate, e.HitRateCI = &h, &ci
+		}
+		if e.Trades > 0 {
+			e.AvgTradeUSD = Round(float64(vol)/1e6/float64(e.Trades), 2)
+		}
+		e.Tags = BoardTags(&e)
+		b.Cats[cat] = append(b.Cats[cat], e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, wrap(ctx, op, err)
+	}
+	b.finish()
+	return b, nil
+}
+
+func newBoard(hour time.Time) *Board {
+	b := &Board{Hour: hour, Cats: map[string][]BoardEntry{"all": {}}}
+	for _, c := range PredmktCategories {
+		b.Cats[c] = []BoardEntry{}
+	}
+	return b
+}
+
+// finish sorts each category by wallet and indexes it.
+func (b *Board) finish() {
+	b.index = map[string]map[string]int{}
+	for cat, es := range b.Cats {
+		sort.Slice(es, func(i, j int) bool { return es[i].Wallet < es[j].Wallet })
+		idx := make(map[string]int, len(es))
+		for i := range es {
+			idx[es[i].Wallet] = i
+		}
+		b.index[cat] = idx
+	}
+}
+
+// Entry returns a wallet's entry in one category.
+func (b *Board) Entry(cat, wallet string) (*BoardEntry, bool) {
+	i, ok := b.index[cat][wallet]
+	if !ok {
+		return nil, false
+	}
+	return &b.Cats[cat][i], true
+}
+
+func (q *Queries) writeBoard(ctx context.Context, b *Board) error {
+	w, err := lake.NewWriter(q.dir)
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	_, err = w.Write(ctx, lake.PredmktBoard, nil, func(add lake.AppendFunc) error {
+		for cat, es := range b.Cats {
+			for _, e := range es {
+				var hr, ci any
+				if e.HitRate != nil {
+					hr, ci = *e.HitRate, *e.HitRateCI
+				}
+				if err := add(cat, e.Wallet, e.Pseudonym, e.DisplayName, e.PnL, e.PnLWin[0], e.PnLWin[1], e.PnLWin[2],
+					e.Resolved, hr, ci, e.Volume, e.VolumeWin[0], e.VolumeWin[1], e.VolumeWin[2],
+					e.Trades, e.TradesWin[0], e.TradesWin[1], e.TradesWin[2], e.AvgTradeUSD, e.Markets,
+					e.FirstTS, e.LastTS, b.Hour); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	// The view was an empty placeholder if this is the lake's first board.
+	return q.Reload(ctx)
+}
+
+// loadBoard reads the lake's board when it was built for hour; nil when it was not.
+func (q *Queries) loadBoard(ctx context.Context, hour time.Time) (*Board, error) {
+	ctx, cancel := q.ctx(ctx)
+	defer cancel()
+	const op = "predmkt board load"
+	rows, err := q.db.QueryContext(ctx, predmktBoardLoadSQL, hour)
+	if err != nil {
+		return nil, wrap(ctx, op, err)
+	}
+	defer rows.Close()
+	b := newBoard(hour)
+	n := 0
+	for rows.Next() {
+		var cat string
+		var e BoardEntry
+		var hr, ci sql.NullFloat64
+		if err := rows.Scan(&cat, &e.Wallet, &e.Pseudonym, &e.DisplayName, &e.PnL, &e.PnLWin[0], &e.PnLWin[1], &e.PnLWin[2],
+			&e.Resolved, &hr, &ci, &e.Volume, &e.VolumeWin[0], &e.VolumeWin[1], &e.VolumeWin[2],
+			&e.Trades, &e.TradesWin[0], &e.TradesWin[1], &e.TradesWin[2], &e.AvgTradeUSD, &e.Markets, &e.FirstTS, &e.LastTS); err != nil {
+			return nil, wrap(ctx, op, err)
+		}
+		if hr.Valid {
+			h, c := hr.Float64, ci.Float64
+			e.HitRate, e.HitRateCI = &h, &c
+		}
+		e.Tags = BoardTags(&e)
+		b.Cats[cat] = append(b.Cats[cat], e)
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		return nil, wrap(ctx, op, err)
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	b.finish()
+	return b, nil
+}
+
+// Rows counts the board's rows over every category.
+func (b *Board) Rows() int {
+	n := 0
+	for _, es := range b.Cats {
+		n += len(es)
+	}
+	return n
+}

@@ -1,0 +1,21 @@
+-- PredmktSmartMoney (flows) aggregates the cohort's trades per market inside the window.
+-- $1 category ('all' or one name), $2 window start ms, $3 window end ms (inclusive).
+-- The cohort is read from the hourly board of the same category: at least 1,000 USD
+-- realized PnL, five resolved markets and 5,000 USD volume, all on that category.
+WITH cohort AS (
+    SELECT wallet FROM predmkt_board
+    WHERE category = $1 AND realized_pnl >= 1000 AND resolved_markets >= 5 AND volume_all >= 5000
+)
+SELECT t.condition_id, any_value(m.question), any_value(m.slug),
+       count(DISTINCT t.wallet),
+       -- exact micro-USD sums, so cent rounding never depends on summation order
+       CAST(coalesce(sum(CAST(round(t.usd * 1e6) AS BIGINT)) FILTER (WHERE t.side = 'BUY'), 0) AS BIGINT),
+       CAST(coalesce(sum(CAST(round(t.usd * 1e6) AS BIGINT)) FILTER (WHERE t.side = 'SELL'), 0) AS BIGINT),
+       count(*), max(t.ts),
+       any_value(y.token_id)
+FROM predmkt_trades t
+JOIN cohort c ON c.wallet = t.wallet
+JOIN predmkt_markets m ON m.condition_id = t.condition_id
+LEFT JOIN predmkt_tokens y ON y.condition_id = t.condition_id AND y.outcome_index = 0
+WHERE t.ts BETWEEN $2 AND $3 AND ($1 = 'all' OR m.category = $1)
+GROUP BY t.condition_id;
