@@ -1,0 +1,484 @@
+package query
+
+import (
+	"context"
+	"math"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	sqlfiles "mdq/sql"
+)
+
+var perpdexBoardSQL = sqlfiles.MustRead("perpdex/board.sql")
+
+// PerpdexWindows maps each window name to its length; "all" is unbounded (0).
+var PerpdexWindows = map[string]time.Duration{"1d": 24 * time.Hour, "7d": 7 * 24 * time.Hour, "30d": 30 * 24 * time.Hour, "all": 0}
+
+// PerpdexWindowStart returns the start of a rolling window ending at end; "all" starts
+// at the Unix epoch, before any history.
+func PerpdexWindowStart(window string, end time.Time) time.Time {
+	d := PerpdexWindows[window]
+	if d == 0 {
+		return time.Unix(0, 0).UTC()
+	}
+	return end.Add(-d)
+}
+
+// PerpdexBoardTime is the instant a board is computed at: the start of the store
+// clock's current hour (boards are rebuilt hourly).
+func PerpdexBoardTime(now time.Time) time.Time { return now.UTC().Truncate(time.Hour) }
+
+// TraderRow is one row of /v1/perpdex/leaderboard.
+type TraderRow struct {
+	Wallet             string   `json:"wallet"`
+	Rank               int      `json:"rank" doc:"position in the requested order; continues across pages"`
+	AccountValue       float64  `json:"account_value" doc:"perp equity at the board hour (latest hourly snapshot)"`
+	TotalRealizedPnl   float64  `json:"total_realized_pnl" doc:"window: sum of fills' closed PnL minus fees (sort=pnl)"`
+	CumRealizedPnl     float64  `json:"cum_realized_pnl" doc:"lifetime to the board hour: closed PnL minus fees (sort=realized_pnl)"`
+	Roi                float64  `json:"roi" doc:"total_realized_pnl / capital, capital = equity at window start + deposits + sends received in the window, floored at 1 USD"`
+	PnlPct             *float64 `json:"pnl_pct" doc:"total_realized_pnl / capital * 100; null when capital is below 1 USD"`
+	TotalVolume        float64  `json:"total_volume" doc:"window notional of the wallet's fills"`
+	TotalFee           float64  `json:"total_fee" doc:"window fees paid"`
+	TradeCount         int64    `json:"trade_count" doc:"closed trades (flat to flat) that closed in the window"`
+	WinCount           int64    `json:"win_count" doc:"closed trades with realized PnL above 0"`
+	LossCount          int64    `json:"loss_count" doc:"closed trades with realized PnL below 0"`
+	WinRate            float64  `json:"win_rate" doc:"win_count / trade_count, fraction 0 to 1; 0 without trades"`
+	LongWinRate        float64  `json:"long_win_rate" doc:"fraction of closed long trades won"`
+	ShortWinRate       float64  `json:"short_win_rate" doc:"fraction of closed short trades won"`
+	LongPnl            float64  `json:"long_pnl" doc:"realized PnL of closed long trades"`
+	ShortPnl           float64  `json:"short_pnl" doc:"realized PnL of closed short trades"`
+	ProfitFactor       *float64 `json:"profit_factor" doc:"gross won / gross lost over closed trades; null with no losing trade"`
+	Expectancy         *float64 `json:"expectancy" doc:"mean realized PnL per closed trade; null without trades"`
+	MaxDrawdownPct     float64  `json:"max_drawdown_pct" doc:"largest fall from a running peak of the hourly account-value series in the window, percent"`
+	CurrentDrawdownPct float64  `json:"current_drawdown_pct" doc:"fall of the last account value from the running peak, percent"`
+	CalmarRatio        *float64 `json:"calmar_ratio" doc:"pnl_pct / max_drawdown_pct; null when either is null or zero"`
+	RecoveryFactor     *float64 `json:"recovery_factor" doc:"total_realized_pnl / largest drawdown in USD; null without drawdown"`
+	MaxWinStreak       int64    `json:"max_win_streak"`
+	MaxLossStreak      int64    `json:"max_loss_streak"`
+	AvgLeverage        *float64 `json:"avg_leverage" doc:"mean leverage over the wallet's position snapshots in the window; null without one"`
+	AvgDurationSeconds *int64   `json:"avg_duration_seconds" doc:"mean duration of closed trades; null without trades"`
+	SizeCohort         *string  `json:"size_cohort"`
+	PnlCohort          *string  `json:"pnl_cohort"`
+	PnlCohortTag       *string  `json:"pnl_cohort_tag"`
+	StyleCohortTag     *string  `json:"style_cohort_tag"`
+
+	pnlAbs string // the wallet's pnl_abs band (axis=pnl_abs)
+}
+
+// FlowAttribution splits a wallet's window result into trading, funding and account
+// movements.
+type FlowAttribution struct {
+	TradingPnlTotal    float64 `json:"trading_pnl_total" doc:"realized_trading_pnl - fees - funding_paid_usd + delta_unrealized_pnl"`
+	RealizedTradingPnl float64 `json:"realized_trading_pnl" doc:"sum of closed PnL of fills in the window, before fees"`
+	DeltaUnrealizedPnl float64 `json:"delta_unrealized_pnl" doc:"unrealized PnL in the last position batch of the window minus the one before it"`
+	FundingPaidUsd     float64 `json:"funding_paid_usd" doc:"funding paid (positive) or received (negative)"`
+	DeltaAccountValue  float64 `json:"delta_account_value" doc:"account value at window end minus at window start"`
+	AccountValueEod    float64 `json:"account_value_eod" doc:"account value at window end"`
+	ActiveDays         int64   `json:"active_days" doc:"UTC dates with a fill in the window"`
+	LastDay            string  `json:"last_day" doc:"date of the last fill in the window"`
+	PerpsTradingPnl    float64 `json:"perps_trading_pnl" doc:"realized_trading_pnl + delta_unrealized_pnl"`
+}
+
+// FlowTotals are the wallet's external and internal money movements in the window.
+type FlowTotals struct {
+	DepositUsd         float64 `json:"deposit_usd"`
+	WithdrawUsd        float64 `json:"withdraw_usd"`
+	NetExternalFlowUsd float64 `json:"net_external_flow_usd" doc:"deposits minus withdrawals"`
+	NetTotalFlowUsd    float64 `json:"net_total_flow_usd" doc:"net external flow plus sends received minus sends made"`
+}
+
+// FlowAdjustedRow is one row of /v1/perpdex/leaderboard/flow-adjusted.
+type FlowAdjustedRow struct {
+	TraderRow
+	Attributed     FlowAttribution `json:"attributed"`
+	Flow           FlowTotals      `json:"flow"`
+	FlowUnbalanced bool            `json:"flow_unbalanced" doc:"true when the wallet sent or received a send in the window: attributed is then unreliable"`
+}
+
+// pdBoardEntry is one wallet of a cached board.
+type pdBoardEntry struct {
+	row  TraderRow
+	flow FlowAdjustedRow
+}
+
+type pdBoardKey struct {
+	window string
+	at     time.Time
+}
+
+var (
+	pdBoardMu    sync.Mutex
+	pdBoardCache = map[*Queries]map[pdBoardKey][]pdBoardEntry{}
+)
+
+// perpdexBoard returns the board of window at the current board hour, computed once
+// per store, window and hour.
+func (q *Queries) perpdexBoard(ctx context.Context, window string) ([]pdBoardEntry, time.Time, error) {
+	at := PerpdexBoardTime(q.Now())
+	key := pdBoardKey{window, at}
+	pdBoardMu.Lock()
+	if m := pdBoardCache[q]; m != nil {
+		if b, ok := m[key]; ok {
+			pdBoardMu.Unlock()
+			return b, at, nil
+		}
+	}
+	pdBoardMu.Unlock()
+	if err := q.perpdexEnsure(ctx); err != nil {
+		return nil, at, err
+	}
+	b, err := q.perpdexComputeBoard(ctx, PerpdexWindowStart(window, at), at)
+	if err != nil {
+		return nil, at, err
+	}
+	pdBoardMu.Lock()
+	m := pdBoardCache[q]
+	if m == nil {
+		m = map[pdBoardKey][]pdBoardEntry{}
+		pdBoardCache[q] = m
+	}
+	for k := range m { // keep only the current hour's boards
+		if !k.at.Equal(at) {
+			delete(m, k)
+		}
+	}
+	m[key] = b
+	pdBoardMu.Unlock()
+	return b, at, nil
+}
+
+func pdRatio(n, d int64) float64 {
+	if d == 0 {
+		return 0
+	}
+	return Round(float64(n)/float64(d), 6)
+}
+
+func pdPtr(x float64, places int) *float64 { r := Round(x, places); return &r }
+
+func (q *Queries) perpdexComputeBoard(ctx context.Context, start, end time.Time) ([]pdBoardEntry, error) {
+	ctx, cancel := q.ctx(ctx)
+	defer cancel()
+	rows, err := q.db.QueryContext(ctx, perpdexBoardSQL, start, end)
+	if err != nil {
+		return nil, wrap(ctx, "perpdex board", err)
+	}
+	defer rows.Close()
+	out := []pdBoardEntry{}
+	for rows.Next() {
+		var (
+			r                                           TraderRow
+			avStart, realized, fees, vol, cum           float64
+			n, wins, losses, longs, lwins, shorts, swin int64
+			longPnl, shortPnl, gw, gl                   float64
+			expectancy, avgDur, avgLev                  *float64
+			ws, ls                                      int64
+			maxDD, curDD, maxDDUsd, paid                float64
+			dep, wd, sin, sout, dUpnl                   float64
+			sends, activeDays                           int64
+			lastDay                                     time.Time
+		)
+		if err := rows.Scan(&r.Wallet, &r.AccountValue, &avStart, &realized, &fees, &vol, &cum,
+			&n, &wins, &losses, &longs, &lwins, &shorts, &swin, &longPnl, &shortPnl, &gw, &gl,
+			&expectancy, &avgDur, &ws, &ls, &maxDD, &curDD, &maxDDUsd, &avgLev, &paid,
+			&dep, &wd, &sin, &sout, &sends, &dUpnl, &activeDays, &lastDay,
+			&r.SizeCohort, &r.PnlCohort, &r.PnlCohortTag, &r.StyleCohortTag); err != nil {
+			return nil, wrap(ctx, "perpdex board", err)
+		}
+		net := realized - fees
+		capital := avStart + dep + sin
+		r.TotalRealizedPnl = Round(net, 2)
+		r.CumRealizedPnl = Round(cum, 2)
+		r.Roi = Round(net/math.Max(capital, 1), 6)
+		if capital >= 1 {
+			r.PnlPct = pdPtr(net/capital*100, 6)
+		}
+		r.AccountValue = Round(r.AccountValue, 2)
+		r.TotalVolume, r.TotalFee = Round(vol, 2), Round(fees, 2)
+		r.TradeCount, r.WinCount, r.LossCount = n, wins, losses
+		r.WinRate, r.LongWinRate, r.ShortWinRate = pdRatio(wins, n), pdRatio(lwins, longs), pdRatio(swin, shorts)
+		r.LongPnl, r.ShortPnl = Round(longPnl, 2), Round(shortPnl, 2)
+		if gl < 0 {
+			r.ProfitFactor = pdPtr(gw/-gl, 6)
+		}
+		if expectancy != nil {
+			r.Expectancy = pdPtr(*expectancy, 2)
+		}
+		r.MaxDrawdownPct, r.CurrentDrawdownPct = Round(maxDD, 6), Round(curDD, 6)
+		if r.PnlPct != nil && maxDD > 0 {
+			r.CalmarRatio = pdPtr(*r.PnlPct/maxDD, 6)
+		}
+		if maxDDUsd > 0 {
+			r.RecoveryFactor = pdPtr(net/maxDDUsd, 6)
+		}
+		r.MaxWinStreak, r.MaxLossStreak = ws, ls
+		if avgLev != nil {
+			r.AvgLeverage = pdPtr(*avgLev, 6)
+		}
+		if avgDur != nil {
+			d := int64(math.Round(*avgDur))
+			r.AvgDurationSeconds = &d
+		}
+		r.pnlAbs = PerpdexPnlAbsBand(cum)
+		fa := FlowAdjustedRow{
+			Attributed: FlowAttribution{
+				TradingPnlTotal:    Round(realized-fees-paid+dUpnl, 2),
+				RealizedTradingPnl: Round(realized, 2),
+				DeltaUnrealizedPnl: Round(dUpnl, 2),
+				FundingPaidUsd:     Round(paid, 2),
+				DeltaAccountValue:  Round(r.AccountValue-avStart, 2),
+				AccountValueEod:    r.AccountValue,
+				ActiveDays:         activeDays,
+				LastDay:            Date(lastDay),
+				PerpsTradingPnl:    Round(realized+dUpnl, 2),
+			},
+			Flow: FlowTotals{
+				DepositUsd: Round(dep, 2), WithdrawUsd: Round(wd, 2),
+				NetExternalFlowUsd: Round(dep-wd, 2), NetTotalFlowUsd: Round(dep-wd+sin-sout, 2),
+			},
+			FlowUnbalanced: sends > 0,
+		}
+		out = append(out, pdBoardEntry{row: r, flow: fa})
+	}
+	return out, wrap(ctx, "perpdex board", rows.Err())
+}
+
+// PerpdexSizeBands are the size cohort slugs (account value in USD), largest first:
+// a wallet's band is the first whose floor its account value reaches.
+var PerpdexSizeBands = []PerpdexBand{
+	{"leviathan", 5_000_000}, {"whale", 100_000}, {"dolphin", 10_000}, {"fish", 1_000}, {"shrimp", math.Inf(-1)},
+}
+
+// PerpdexPnlBands are the pnl cohort slugs: all-time PnL as a multiple of the capital put
+// in (deposits and sends received); unknown marks a wallet with too little history.
+var PerpdexPnlBands = []PerpdexBand{
+	{"10x_smart", 10}, {"3x_smart", 3}, {"profitable", 1e-12}, {"unprofitable", -0.5 + 1e-12}, {"rekt", math.Inf(-1)},
+}
+
+// PerpdexPnlAbsBands are the pnl_abs cohort slugs: lifetime realized PnL net of fees
+// (cum_realized_pnl) in USD.
+var PerpdexPnlAbsBands = []PerpdexBand{
+	{"mega_winner", 1_000_000}, {"big_winner", 100_000}, {"winner", 10_000}, {"small_winner", 1e-9},
+	{"flat", -1e-9}, {"small_loser", -10_000}, {"loser", -100_000}, {"big_loser", -1_000_000}, {"mega_loser", math.Inf(-1)},
+}
+
+// PerpdexBand is one cohort band: Min is the band's inclusive floor.
+type PerpdexBand struct {
+	Slug string
+	Min  float64
+}
+
+// PerpdexBandOf returns the slug of the first band whose floor v reaches.
+func PerpdexBandOf(bands []PerpdexBand, v float64) string {
+	for _, b := range bands {
+		if v >= b.Min {
+			return b.Slug
+		}
+	}
+	return bands[len(bands)-1].Slug
+}
+
+// PerpdexPnlAbsBand labels lifetime PnL in USD.
+func PerpdexPnlAbsBand(cum float64) string { return PerpdexBandOf(PerpdexPnlAbsBands, cum) }
+
+// PerpdexCohortSlugs lists the accepted cohort slugs of an axis.
+func PerpdexCohortSlugs(axis string) []string {
+	var bands []PerpdexBand
+	switch axis {
+	case "pnl":
+		bands = PerpdexPnlBands
+	case "pnl_abs":
+		bands = PerpdexPnlAbsBands
+	default:
+		bands = PerpdexSizeBands
+	}
+	out := make([]string, 0, len(bands)+1)
+	for _, b := range bands {
+		out = append(out, b.Slug)
+	}
+	if axis == "pnl" {
+		out = append(out, "unknown")
+	}
+	return out
+}
+
+// PerpdexSortKeys maps each leaderboard sort key to the value it orders by.
+var PerpdexSortKeys = map[string]func(r *TraderRow) *float64{
+	"pnl":             func(r *TraderRow) *float64 { return &r.TotalRealizedPnl },
+	"realized_pnl":    func(r *TraderRow) *float64 { return &r.CumRealizedPnl },
+	"roi":             func(r *TraderRow) *float64 { return &r.Roi },
+	"volume":          func(r *TraderRow) *float64 { return &r.TotalVolume },
+	"trades":          func(r *TraderRow) *float64 { f := float64(r.TradeCount); return &f },
+	"win_rate":        func(r *TraderRow) *float64 { return &r.WinRate },
+	"long_win_rate":   func(r *TraderRow) *float64 { return &r.LongWinRate },
+	"short_win_rate":  func(r *TraderRow) *float64 { return &r.ShortWinRate },
+	"account_value":   func(r *TraderRow) *float64 { return &r.AccountValue },
+	"profit_factor":   func(r *TraderRow) *float64 { return r.ProfitFactor },
+	"expectancy":      func(r *TraderRow) *float64 { return r.Expectancy },
+	"calmar":          func(r *TraderRow) *float64 { return r.CalmarRatio },
+	"recovery_factor": func(r *TraderRow) *float64 { return r.RecoveryFactor },
+	"max_drawdown":    func(r *TraderRow) *float64 { return &r.MaxDrawdownPct },
+	"current_drawdown": func(r *TraderRow) *float64 {
+		return &r.CurrentDrawdownPct
+	},
+	"avg_leverage": func(r *TraderRow) *float64 { return r.AvgLeverage },
+	"avg_duration": func(r *TraderRow) *float64 {
+		if r.AvgDurationSeconds == nil {
+			return nil
+		}
+		f := float64(*r.AvgDurationSeconds)
+		return &f
+	},
+	"fees":        func(r *TraderRow) *float64 { return &r.TotalFee },
+	"win_streak":  func(r *TraderRow) *float64 { f := float64(r.MaxWinStreak); return &f },
+	"loss_streak": func(r *TraderRow) *float64 { f := float64(r.MaxLossStreak); return &f },
+}
+
+// PerpdexSortKeyNames lists the sort keys in SPEC order.
+var PerpdexSortKeyNames = []string{"pnl", "realized_pnl", "roi", "volume", "trades", "win_rate", "long_win_rate",
+	"short_win_rate", "account_value", "profit_factor", "expectancy", "calmar", "recovery_factor", "max_drawdown",
+	"current_drawdown", "avg_leverage", "avg_duration", "fees", "win_streak", "loss_streak"}
+
+// BoardKey is the keyset position of a board row: its sort value and wallet.
+type BoardKey struct {
+	Value  *float64 `json:"v"`
+	Wallet string   `json:"w"`
+}
+
+// pdBoardLess orders rows by value in the requested direction, nulls last in both
+// directions, then by wallet ascending.
+func pdBoardLess(a, b BoardKey, desc bool) bool {
+	switch {
+	case a.Value == nil && b.Value == nil:
+	case a.Value == nil:
+		return false
+	case b.Value == nil:
+		return true
+	case *a.Value != *b.Value:
+		if desc {
+			return *a.Value > *b.Value
+		}
+		return *a.Value < *b.Value
+	}
+	return a.Wallet < b.Wallet
+}
+
+// PerpdexLeaderboardParams are the inputs of PerpdexLeaderboard.
+type PerpdexLeaderboardParams struct {
+	Window     string
+	Sort       string
+	Desc       bool
+	Axis       string // size, pnl, pnl_abs
+	Cohort     string // "" for every wallet
+	MinTrades  int64
+	MinWinRate float64
+	MinVolume  float64
+	Limit      int
+	After      *BoardKey // resume strictly after this row
+}
+
+// TraderPage is the envelope of /v1/perpdex/leaderboard.
+type TraderPage struct {
+	Traders    []TraderRow `json:"traders"`
+	TotalCount int         `json:"totalCount" doc:"wallets passing the filters"`
+	NextCursor *string     `json:"nextCursor"`
+	Next       *BoardKey   `json:"-"`
+}
+
+func (p *PerpdexLeaderboardParams) keep(r *TraderRow) bool {
+	if r.TradeCount < p.MinTrades || r.WinRate < p.MinWinRate || r.TotalVolume < p.MinVolume {
+		return false
+	}
+	if p.Cohort == "" {
+		return true
+	}
+	var label *string
+	switch p.Axis {
+	case "pnl":
+		label = r.PnlCohort
+	case "pnl_abs":
+		label = &r.pnlAbs
+	default:
+		label = r.SizeCohort
+	}
+	return label != nil && strings.EqualFold(*label, p.Cohort)
+}
+
+// PerpdexLeaderboard filters, orders and pages the window's board.
+func (q *Queries) PerpdexLeaderboard(ctx context.Context, p PerpdexLeaderboardParams) (TraderPage, error) {
+	board, _, err := q.perpdexBoard(ctx, p.Window)
+	if err != nil {
+		return TraderPage{}, err
+	}
+	get := PerpdexSortKeys[p.Sort]
+	type kr struct {
+		k BoardKey
+		r TraderRow
+	}
+	var rows []kr
+	for _, e := range board {
+		r := e.row
+		if !p.keep(&r) {
+			continue
+		}
+		rows = append(rows, kr{BoardKey{get(&r), r.Wallet}, r})
+	}
+	sort.Slice(rows, func(i, j int) bool { return pdBoardLess(rows[i].k, rows[j].k, p.Desc) })
+	i := 0
+	if p.After != nil {
+		i = sort.Search(len(rows), func(i int) bool { return pdBoardLess(*p.After, rows[i].k, p.Desc) })
+	}
+	page := TraderPage{Traders: []TraderRow{}, TotalCount: len(rows)}
+	for ; i < len(rows) && len(page.Traders) < p.Limit; i++ {
+		r := rows[i].r
+		r.Rank = i + 1
+		page.Traders = append(page.Traders, r)
+	}
+	if i < len(rows) && len(page.Traders) > 0 {
+		k := rows[i-1].k
+		page.Next = &k
+	}
+	return page, nil
+}
+
+// FlowAdjustedPage is the envelope of /v1/perpdex/leaderboard/flow-adjusted.
+type FlowAdjustedPage struct {
+	Traders    []FlowAdjustedRow `json:"traders"`
+	TotalCount int               `json:"totalCount"`
+	NextCursor *string           `json:"nextCursor"`
+	RankedBy   string            `json:"ranked_by"`
+	Next       *BoardKey         `json:"-"`
+}
+
+// PerpdexFlowRankedBy describes the flow-adjusted ranking.
+const PerpdexFlowRankedBy = "total_realized_pnl: fills-derived realized PnL net of fees in the window, descending (deposits, withdrawals and sends excluded); ties by wallet"
+
+// PerpdexFlowAdjusted ranks the window's board on fills-derived realized PnL.
+func (q *Queries) PerpdexFlowAdjusted(ctx context.Context, window string, limit int, after *BoardKey) (FlowAdjustedPage, error) {
+	board, _, err := q.perpdexBoard(ctx, window)
+	if err != nil {
+		return FlowAdjustedPage{}, err
+	}
+	rows := make([]pdBoardEntry, len(board))
+	copy(rows, board)
+	key := func(e *pdBoardEntry) BoardKey { v := e.row.TotalRealizedPnl; return BoardKey{&v, e.row.Wallet} }
+	sort.Slice(rows, func(i, j int) bool { return pdBoardLess(key(&rows[i]), key(&rows[j]), true) })
+	i := 0
+	if after != nil {
+		i = sort.Search(len(rows), func(i int) bool { return pdBoardLess(*after, key(&rows[i]), true) })
+	}
+	page := FlowAdjustedPage{Traders: []FlowAdjustedRow{}, TotalCount: len(rows), RankedBy: PerpdexFlowRankedBy}
+	for ; i < len(rows) && len(page.Traders) < limit; i++ {
+		f := rows[i].flow
+		f.TraderRow = rows[i].row
+		f.Rank = i + 1
+		page.Traders = append(page.Traders, f)
+	}
+	if i < len(rows) && len(page.Traders) > 0 {
+		k := key(&rows[i-1])
+		page.Next = &k
+	}
+	return page, nil
+}

@@ -1,0 +1,376 @@
+package query
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	sqlfiles "mdq/sql"
+)
+
+var (
+	perpdexLiquidationsSQL = sqlfiles.MustRead("perpdex/liquidations.sql")
+	perpdexStatsSQL        = sqlfiles.MustRead("perpdex/stats.sql")
+	perpdexStatsMoreSQL    = sqlfiles.MustRead("perpdex/stats_more.sql")
+	perpdexMatchSQL        = sqlfiles.MustRead("perpdex/positions_match.sql")
+	perpdexHoldersSQL      = sqlfiles.MustRead("perpdex/hype_holders.sql")
+	perpdexHypePriceSQL    = sqlfiles.MustRead("perpdex/hype_price.sql")
+)
+
+// ISOMicrosOffset formats t as ISO-8601 UTC with microseconds and an explicit offset.
+func ISOMicrosOffset(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000+00:00") }
+
+// PerpdexLabelStart is the first hour with a published point-in-time cohort label.
+var PerpdexLabelStart = time.Date(2026, 4, 7, 0, 0, 0, 0, time.UTC)
+
+// LiquidationRow is one liquidated user's fill.
+type LiquidationRow struct {
+	LiqTS          string  `json:"liq_ts" doc:"ISO-8601 UTC with microseconds and offset"`
+	Wallet         string  `json:"wallet"`
+	Asset          string  `json:"asset"`
+	Side           string  `json:"side" doc:"the side that was closed: long or short"`
+	SizeToken      float64 `json:"size_token"`
+	SizeUsd        float64 `json:"size_usd" doc:"size times fill price"`
+	MarkPrice      float64 `json:"mark_price" doc:"mark price at liquidation"`
+	SizeCohort     *string `json:"size_cohort"`
+	PnlCohort      *string `json:"pnl_cohort"`
+	PnlCohortBasis *string `json:"pnl_cohort_basis" doc:"point_in_time (the label published for the liquidation's hour) or current (today's label, lookahead); null when the wallet has no label"`
+}
+
+// LabelComputed describes how the cohort labels of a page were graded.
+type LabelComputed struct {
+	Grading    string `json:"grading"`
+	LabelBasis string `json:"label_basis,omitempty"`
+	When       string `json:"when"`
+	Lookahead  bool   `json:"lookahead" doc:"true when a row of the page carries today's label (current basis)"`
+	Resolution string `json:"resolution,omitempty"`
+	Source     string `json:"source"`
+	Detail     string `json:"detail"`
+	Caveat     string `json:"caveat"`
+}
+
+// LiquidationsPage is the envelope of /v1/perpdex/liquidations.
+type LiquidationsPage struct {
+	Liquidations  []LiquidationRow `json:"liquidations"`
+	LabelComputed LabelComputed    `json:"label_computed"`
+	NextCursor    *string          `json:"nextCursor"`
+	Next          *LiquidationKey  `json:"-"`
+}
+
+// LiquidationKey is the keyset position of a liquidation row.
+type LiquidationKey struct {
+	Time   time.Time `json:"t"`
+	Tid    int64     `json:"i"`
+	Wallet string    `json:"w"`
+}
+
+// PerpdexLiquidationsParams are the inputs of PerpdexLiquidations.
+type PerpdexLiquidationsParams struct {
+	Coin, Wallet, Direction string // "" for any
+	Start, End              time.Time
+	Limit                   int
+	After                   *LiquidationKey
+}
+
+// PerpdexLiquidations pages liquidations newest first.
+func (q *Queries) PerpdexLiquidations(ctx context.Context, p PerpdexLiquidationsParams) (LiquidationsPage, error) {
+	page := LiquidationsPage{Liquidations: []LiquidationRow{}, LabelComputed: LabelComputed{
+		Grading:    "hourly cohort labels",
+		When:       "each row: the label published for the wallet at the start of the liquidation's UTC hour (point_in_time); hourly labels exist from 2026-04-07",
+		Resolution: "1h",
+		Source:     "perpdex_cohorts_hourly, falling back to perpdex_cohorts_current",
+		Detail:     "size_cohort bands account value; pnl_cohort bands all-time PnL as a multiple of capital (slugs use underscores, e.g. 3x_smart)",
+		Caveat:     "rows before 2026-04-07, in the newest not-yet-published hours, or of wallets missing from that hour's labels carry today's label (basis current), which knows the future",
+	}}
+	ctx, cancel := q.ctx(ctx)
+	defer cancel()
+	var aT, aTid, aW any
+	if p.After != nil {
+		aT, aTid, aW = p.After.Time, p.After.Tid, p.After.Wallet
+	}
+	rows, err := q.db.QueryContext(ctx, perpdexLiquidationsSQL, pdNullStr(p.Coin), pdNullStr(p.Wallet), p.Start, p.End,
+		pdNullStr(p.Direction), aT, aTid, aW, p.Limit+1)
+	if err != nil {
+		return page, wrap(ctx, "perpdex liquidations", err)
+	}
+	defer rows.Close()
+	var last LiquidationKey
+	for rows.Next() {
+		var (
+			r      LiquidationRow
+			t      time.Time
+			tid    int64
+			mark   sql.NullFloat64
+			hs, hp sql.NullString
+			pit    bool
+			cs, cp sql.NullString
+		)
+		if err := rows.Scan(&t, &r.Wallet, &r.Asset, &r.Side, &r.SizeToken, &r.SizeUsd, &mark, &tid, &hs, &hp, &pit, &cs, &cp); err != nil {
+			return page, wrap(ctx, "perpdex liquidations", err)
+		}
+		if len(page.Liquidations) == p.Limit {
+			page.Next = &last
+			break
+		}
+		r.LiqTS = ISOMicrosOffset(t)
+		r.SizeUsd, r.MarkPrice = Round(r.SizeUsd, 2), mark.Float64
+		basis := ""
+		switch {
+		case pit:
+			basis = "point_in_time"
+			r.SizeCohort, r.PnlCohort = nullable(hs), nullable(hp)
+		case cs.Valid || cp.Valid:
+			basis = "current"
+			r.SizeCohort, r.PnlCohort = nullable(cs), nullable(cp)
+			page.LabelComputed.Lookahead = true
+		}
+		if basis != "" {
+			r.PnlCohortBasis = &basis
+		}
+		page.Liquidations = append(page.Liquidations, r)
+		last = LiquidationKey{t, tid, r.Wallet}
+	}
+	return page, wrap(ctx, "perpdex liquidations", rows.Err())
+}
+
+func nullable(s sql.NullString) *string {
+	if !s.Valid {
+		return nil
+	}
+	v := s.String
+	return &v
+}
+
+// VenueStatsRow is one hour of venue-wide statistics.
+type VenueStatsRow struct {
+	TS                     string  `json:"ts" doc:"hour, ISO-8601 UTC"`
+	TotalPerpEquity        float64 `json:"total_perp_equity"`
+	CountWallets           int64   `json:"count_wallets"`
+	CountOpenPositions     int64   `json:"count_open_positions"`
+	CountLong              int64   `json:"count_long"`
+	CountShort             int64   `json:"count_short"`
+	OpenInterest           float64 `json:"open_interest"`
+	OpenInterestLong       float64 `json:"open_interest_long"`
+	OpenInterestShort      float64 `json:"open_interest_short"`
+	CountPositionsInProfit int64   `json:"count_positions_in_profit"`
+}
+
+// StatsPage is the envelope of /v1/perpdex/stats.
+type StatsPage struct {
+	Metrics    []VenueStatsRow `json:"metrics"`
+	NextCursor *string         `json:"nextCursor"`
+	Next       *time.Time      `json:"-"`
+}
+
+// PerpdexStatsParams are the inputs of PerpdexStats.
+type PerpdexStatsParams struct {
+	Start, End time.Time  // both inclusive
+	Limit      int        // rows per page
+	Before     *time.Time // cursor: resume strictly before this hour
+}
+
+// PerpdexStats pages hourly statistics newest first. Without a cursor the page covers
+// the limit hours ending at End (Start only narrows it); with a cursor it continues
+// from the cursor down to Start.
+func (q *Queries) PerpdexStats(ctx context.Context, p PerpdexStatsParams) (StatsPage, error) {
+	page := StatsPage{Metrics: []VenueStatsRow{}}
+	lo, hi := p.Start, p.End
+	if p.Before != nil {
+		hi = p.Before.Add(-time.Microsecond)
+	} else if w := p.End.Add(-time.Duration(p.Limit)*time.Hour + time.Microsecond); w.After(lo) {
+		lo = w
+	}
+	ctx, cancel := q.ctx(ctx)
+	defer cancel()
+	rows, err := q.db.QueryContext(ctx, perpdexStatsSQL, lo, hi, p.Limit)
+	if err != nil {
+		return page, wrap(ctx, "perpdex stats", err)
+	}
+	defer rows.Close()
+	var last time.Time
+	for rows.Next() {
+		var r VenueStatsRow
+		var ts time.Time
+		if err := rows.Scan(&ts, &r.TotalPerpEquity, &r.CountWallets, &r.CountOpenPositions, &r.CountLong, &r.CountShort,
+			&r.OpenInterest, &r.OpenInterestLong, &r.OpenInterestShort, &r.CountPositionsInProfit); err != nil {
+			return page, wrap(ctx, "perpdex stats", err)
+		}
+		r.TS = ts.UTC().Format(time.RFC3339)
+		page.Metrics = append(page.Metrics, r)
+		last = ts
+	}
+	if err := rows.Err(); err != nil {
+		return page, wrap(ctx, "perpdex stats", err)
+	}
+	// A next page exists when an older hour down to Start remains.
+	if len(page.Metrics) > 0 {
+		var n int64
+		if err := q.db.QueryRowContext(ctx, perpdexStatsMoreSQL,
+			last, p.Start).Scan(&n); err != nil {
+			return page, wrap(ctx, "perpdex stats", err)
+		}
+		if n > 0 {
+			page.Next = &last
+		}
+	}
+	return page, nil
+}
+
+// PositionMatch is one open position like the queried one.
+type PositionMatch struct {
+	Address          string  `json:"address"`
+	Coin             string  `json:"coin"`
+	Side             string  `json:"side"`
+	SnapshotTS       int64   `json:"snapshot_ts" doc:"epoch seconds of the snapshot the position was seen in"`
+	SizeToken        float64 `json:"size_token"`
+	SizeUsd          float64 `json:"size_usd"`
+	EntryPrice       float64 `json:"entry_price"`
+	MarkPrice        float64 `json:"mark_price"`
+	Leverage         float64 `json:"leverage"`
+	LiquidationPrice float64 `json:"liquidation_price" doc:"0.0 when the venue reports none"`
+	UnrealizedPnl    float64 `json:"unrealized_pnl"`
+	EntryDistPct     float64 `json:"entry_dist_pct" doc:"distance of entry_price from the queried entry, percent"`
+}
+
+// MatchQuery echoes the resolved request.
+type MatchQuery struct {
+	Coin          string  `json:"coin"`
+	Side          string  `json:"side"`
+	Leverage      float64 `json:"leverage"`
+	EntryPrice    float64 `json:"entry_price"`
+	MarkPriceHint float64 `json:"mark_price_hint" doc:"the mark used for ranking (entry_price when not sent)"`
+}
+
+// MatchPage is the envelope of /v1/perpdex/positions/match.
+type MatchPage struct {
+	Matches       []PositionMatch `json:"matches"`
+	MatchCount    int             `json:"match_count"`
+	ToleranceUsed *string         `json:"tolerance_used" doc:"tight (0.05%), medium (0.5%) or wide (1.0%); null without a match"`
+	Query         MatchQuery      `json:"query"`
+}
+
+// PerpdexToleranceBands names the entry-price bands in the order they are tried.
+var PerpdexToleranceBands = []struct {
+	Name string
+	Frac float64
+}{{"tight", 0.0005}, {"medium", 0.005}, {"wide", 0.01}}
+
+// PerpdexPositionsMatch finds positions matching coin, side, leverage and entry.
+func (q *Queries) PerpdexPositionsMatch(ctx context.Context, m MatchQuery, limit int) (MatchPage, error) {
+	page := MatchPage{Matches: []PositionMatch{}, Query: m}
+	sign := 1
+	if m.Side == "short" {
+		sign = -1
+	}
+	ctx, cancel := q.ctx(ctx)
+	defer cancel()
+	rows, err := q.db.QueryContext(ctx, perpdexMatchSQL, m.Coin, sign, m.Leverage, m.EntryPrice, m.MarkPriceHint, limit, q.Now())
+	if err != nil {
+		return page, wrap(ctx, "perpdex positions match", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			r         PositionMatch
+			ts        time.Time
+			szi, dist float64
+			band      int
+		)
+		if err := rows.Scan(&r.Address, &r.Coin, &ts, &szi, &r.EntryPrice, &r.MarkPrice, &r.Leverage, &r.LiquidationPrice,
+			&r.UnrealizedPnl, &r.SizeUsd, &dist, &band); err != nil {
+			return page, wrap(ctx, "perpdex positions match", err)
+		}
+		r.Side = m.Side
+		r.SnapshotTS = ts.Unix()
+		r.SizeToken = szi
+		if szi < 0 {
+			r.SizeToken = -szi
+		}
+		r.SizeUsd, r.UnrealizedPnl = Round(r.SizeUsd, 2), Round(r.UnrealizedPnl, 2)
+		r.EntryDistPct = Round(dist*100, 6)
+		name := PerpdexToleranceBands[band-1].Name
+		page.ToleranceUsed = &name
+		page.Matches = append(page.Matches, r)
+	}
+	page.MatchCount = len(page.Matches)
+	return page, wrap(ctx, "perpdex positions match", rows.Err())
+}
+
+// HolderRow is one HYPE holder.
+type HolderRow struct {
+	Wallet          string   `json:"wallet"`
+	Rank            int64    `json:"rank" doc:"position in the requested order"`
+	SpotAmount      float64  `json:"spot_amount"`
+	SpotAmountUsd   float64  `json:"spot_amount_usd"`
+	StakedAmount    float64  `json:"staked_amount" doc:"delegated amount only"`
+	StakedAmountUsd float64  `json:"staked_amount_usd"`
+	TotalAmount     float64  `json:"total_amount"`
+	TotalAmountUsd  float64  `json:"total_amount_usd"`
+	AccountValue    *float64 `json:"account_value" doc:"perp equity at the latest snapshot; null when the wallet has no perp account"`
+	SizeCohort      *string  `json:"size_cohort"`
+	PnlCohort       string   `json:"pnl_cohort" doc:"today's PnL band; unknown when the wallet has none"`
+}
+
+// HoldersPage is the envelope of /v1/perpdex/hype/holders.
+type HoldersPage struct {
+	Holders       []HolderRow   `json:"holders"`
+	HypePriceUsd  *float64      `json:"hype_price_usd" doc:"the one price every row's USD figures use: the latest HYPE mark"`
+	LabelBasis    string        `json:"label_basis"`
+	LabelComputed LabelComputed `json:"label_computed"`
+	NextCursor    *string       `json:"nextCursor"`
+	Next          *int64        `json:"-"`
+}
+
+// PerpdexHypeHolders pages HYPE holders by total balance; rank counts in the
+// requested direction and the cursor is the last rank served.
+func (q *Queries) PerpdexHypeHolders(ctx context.Context, desc bool, afterRank int64, limit int) (HoldersPage, error) {
+	page := HoldersPage{Holders: []HolderRow{}, LabelBasis: "current", LabelComputed: LabelComputed{
+		Grading: "current cohort labels", LabelBasis: "current",
+		When:   "today's labels (perpdex_cohorts_current.computed_at)",
+		Source: "perpdex_cohorts_current", Lookahead: true,
+		Detail: "size_cohort bands account value; pnl_cohort bands all-time PnL as a multiple of capital",
+		Caveat: "labels are today's, not as of when the balances were read",
+	}}
+	ctx, cancel := q.ctx(ctx)
+	defer cancel()
+	var price sql.NullFloat64
+	if err := q.db.QueryRowContext(ctx, perpdexHypePriceSQL, q.Now()).Scan(&price); err != nil {
+		return page, wrap(ctx, "perpdex hype holders", err)
+	}
+	if price.Valid {
+		page.HypePriceUsd = &price.Float64
+	}
+	rows, err := q.db.QueryContext(ctx, perpdexHoldersSQL, desc, afterRank, limit, q.Now())
+	if err != nil {
+		return page, wrap(ctx, "perpdex hype holders", err)
+	}
+	defer rows.Close()
+	var total int64
+	for rows.Next() {
+		var (
+			r  HolderRow
+			av sql.NullFloat64
+			sc sql.NullString
+			pc sql.NullString
+		)
+		if err := rows.Scan(&r.Wallet, &r.Rank, &r.SpotAmount, &r.StakedAmount, &r.TotalAmount, &av, &sc, &pc, &total); err != nil {
+			return page, wrap(ctx, "perpdex hype holders", err)
+		}
+		p := price.Float64
+		r.SpotAmountUsd, r.StakedAmountUsd, r.TotalAmountUsd = Round(r.SpotAmount*p, 2), Round(r.StakedAmount*p, 2), Round(r.TotalAmount*p, 2)
+		if av.Valid {
+			r.AccountValue = pdPtr(av.Float64, 2)
+		}
+		r.SizeCohort = nullable(sc)
+		r.PnlCohort = "unknown"
+		if pc.Valid {
+			r.PnlCohort = pc.String
+		}
+		page.Holders = append(page.Holders, r)
+	}
+	if n := len(page.Holders); n > 0 && page.Holders[n-1].Rank < total {
+		last := page.Holders[n-1].Rank
+		page.Next = &last
+	}
+	return page, wrap(ctx, "perpdex hype holders", rows.Err())
+}
