@@ -13,8 +13,10 @@ build:
 
 # run: build, generate the demo lake on first run, print a development key, serve.
 run: build
-	@if [ ! -f $(DATA)/lake.json ]; then ./bin/mdq demo --data $(DATA) --scale $(SCALE); fi
-	@./bin/mdq dev-key --data $(DATA) 2>/dev/null || true
+	@# No lake.json means no complete lake (first run, or an interrupted one): --force
+	@# replaces only the lake's table directories and keeps the credentials database.
+	@if [ ! -f $(DATA)/lake.json ]; then ./bin/mdq demo --data $(DATA) --scale $(SCALE) --force; fi
+	@./bin/mdq dev-key --data $(DATA)
 	./bin/mdq serve --data $(DATA) --addr :$(PORT)
 
 vet:
