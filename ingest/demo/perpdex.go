@@ -65,6 +65,9 @@ func genPerpdex(ctx context.Context, g *Generator) error {
 	if err := s.writeFinal(); err != nil {
 		return err
 	}
+	if err := writePerpdexVaults(s); err != nil {
+		return err
+	}
 	g.Step("perpdex")
 	return nil
 }
