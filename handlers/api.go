@@ -193,7 +193,13 @@ func (a *API) wrap(rt *Route) http.Handler {
 		}
 		if rt.Stream != nil {
 			w.Header().Set("Content-Type", rt.ContentType)
-			if err := rt.Stream(ctx, a.Q, v, w); err != nil {
+			sw := &firstWriteWriter{w: w}
+			if err := rt.Stream(ctx, a.Q, v, sw); err != nil {
+				if !sw.wrote {
+					// Nothing was sent yet: the client gets the error's status and body.
+					a.fail(w, r, rt, err)
+					return
+				}
 				a.logger().Error("stream", "route", rt.Path, "err", err)
 			}
 			return
@@ -401,4 +407,16 @@ func (a *API) accessLog(next http.Handler) http.Handler {
 		a.logger().Info("request", "request_id", id, "method", r.Method, "path", r.URL.Path,
 			"status", sw.status, "bytes", sw.bytes, "duration_ms", float64(time.Since(start).Microseconds())/1000)
 	})
+}
+
+// firstWriteWriter records whether a streamed body has started, so a streamer that
+// fails before its first byte can still answer with an error status.
+type firstWriteWriter struct {
+	w     io.Writer
+	wrote bool
+}
+
+func (f *firstWriteWriter) Write(b []byte) (int, error) {
+	f.wrote = f.wrote || len(b) > 0
+	return f.w.Write(b)
 }

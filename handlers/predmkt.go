@@ -2,7 +2,10 @@ package handlers
 
 import (
 	"context"
+	"encoding/json"
+	"io"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -32,7 +35,10 @@ func predmktRoutes() []*Route {
 				From: v.Int("from"), To: v.Int("to"), Limit: int(v.Int("limit")),
 			})
 		},
-	}, predmktLeaderboardRoute(), predmktSmartMoneyRoute(), predmktOrderbookRoute(), predmktEventsRoute()}
+	}, predmktLeaderboardRoute(), predmktSmartMoneyRoute(), predmktOrderbookRoute(), predmktEventsRoute(),
+		predmktMarketsRoute(), predmktMarketRoute(), predmktMarketStatsRoute(), predmktMarketHoldersRoute(),
+		predmktOHLCVExportRoute(), predmktTradesRoute(), predmktSettlementsRoute(),
+		predmktWalletRoute(), predmktWalletPositionsRoute(), predmktWalletTradesRoute(), predmktWalletPnLRoute()}
 }
 
 var predmktCategoryEnum = append([]string{"all"}, query.PredmktCategories...)
@@ -161,4 +167,358 @@ func parseEventCursor(s string) (query.EventCursor, error) {
 		}
 	}
 	return query.EventCursor{}, BadInput("cursor %q is not of the form <local_ts>:<seq>:<token_id>", s)
+}
+
+// Designed routes (SPEC names them without showing them): markets, trade tape,
+// settlements, the candle export and wallet pages. Listing routes page by an opaque
+// keyset cursor bound to their filters (a cursor resent with other filters is a 400).
+
+var (
+	pmConditionRe = regexp.MustCompile(`^0x[0-9a-fA-F]{64}$`)
+	pmConditionID = Param{Name: "condition_id", In: "path", Kind: String, Required: true,
+		Doc: "market id: 0x followed by 64 hex digits", Example: "0xbac0da3432c410142187ef4b128a069ee45024a147b8df901e46656164f693bb"}
+	pmWallet = Param{Name: "address", In: "path", Kind: Address, Required: true, Doc: "proxy wallet, 0x-prefixed 40 hex digits",
+		Example: "0x21f839801b99033064425928f998dbf97ccfe7ed",
+		Message: "address %q is not a 0x-prefixed 40-hex-digit wallet address"}
+	pmCursor = Param{Name: "cursor", Kind: String, Doc: "nextCursor of the previous page; resend the same filters"}
+	pmFromMs = Param{Name: "from_ms", Kind: Int, Default: int64(0), Min: F(0), Doc: "epoch ms, inclusive; default the beginning"}
+	pmToMs   = Param{Name: "to_ms", Kind: Int, Default: int64(math.MaxInt64), Min: F(0), Doc: "epoch ms, exclusive; default no bound"}
+)
+
+func pmLimit(def, max float64) Param {
+	return Param{Name: "limit", Kind: Int, Default: int64(def), Min: F(1), ClampHi: F(max),
+		Doc: "rows per page; default " + num(def) + ", above " + num(max) + " is served at " + num(max)}
+}
+
+// pmCondition reads a condition id (path or query), lower-cased; "" when absent.
+func pmCondition(v Values, name string) (string, error) {
+	s := v.Str(name)
+	if s == "" {
+		return "", nil
+	}
+	if !pmConditionRe.MatchString(s) {
+		return "", BadInput("%s %q is not a market id (0x followed by 64 hex digits)", name, s)
+	}
+	return strings.ToLower(s), nil
+}
+
+// pmWindow reads from_ms and to_ms: a half-open window whose end must exceed its start.
+func pmWindow(v Values) (int64, int64, error) {
+	from, to := v.Int("from_ms"), v.Int("to_ms")
+	if to <= from {
+		return 0, 0, BadInput("to_ms (%d) must be greater than from_ms (%d)", to, from)
+	}
+	return from, to, nil
+}
+
+// pmAfter decodes the cursor, if any, into a key under the fingerprint fp.
+func pmAfter[K any](v Values, fp string) (*K, error) {
+	c := v.Str("cursor")
+	if c == "" {
+		return nil, nil
+	}
+	var k K
+	if err := DecodeCursor(c, fp, &k); err != nil {
+		return nil, err
+	}
+	return &k, nil
+}
+
+func pmNext[K any](fp string, k *K) *string {
+	if k == nil {
+		return nil
+	}
+	s := EncodeCursor(fp, k)
+	return &s
+}
+
+func predmktMarketsRoute() *Route {
+	return &Route{
+		Method: "GET", Path: "/v1/predmkt/markets", Area: "predmkt", StrictParams: true,
+		Summary:     "Market list with status, family and trading figures",
+		Description: "Markets filtered by category, status, crypto family (asset, tenor) and a text search, in sort order with ties on condition_id; page with nextCursor. Figures are as of now: volume counts each trade once; a market is resolved once its resolution (at or before now) names a winner, invalid when it resolved void, open otherwise.",
+		Params: []Param{
+			{Name: "category", Kind: Enum, Default: "all", Enum: predmktCategoryEnum, Doc: "all or one category"},
+			{Name: "status", Kind: Enum, Default: "all", Enum: append([]string{"all"}, query.PredmktMarketStatuses...), Doc: "open (no resolution yet), resolved, invalid or all"},
+			{Name: "asset", Kind: Enum, Enum: query.PredmktFamilyAssets, Doc: "crypto up/down family asset; default any market"},
+			{Name: "tenor", Kind: Enum, Enum: query.PredmktFamilyTenors, Doc: "crypto up/down family tenor; default any market"},
+			{Name: "search", Kind: String, MaxLen: 200, Doc: "case-insensitive substring of the title or slug", Example: "bitcoin"},
+			{Name: "sort", Kind: Enum, Default: "volume", Enum: query.PredmktMarketSorts,
+				Doc: "volume and volume_24h (USD, largest first), trades (most first), created (newest first), end (soonest scheduled end first)"},
+			pmLimit(50, 200), pmCursor,
+		},
+		Response: query.PredmktMarketsPage{},
+		MCP:      &MCPTool{Name: "predmkt_markets", Description: "Find prediction markets by category, status (open, resolved, invalid), crypto family or text, with their outcomes, last prices and USD volume."},
+		Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
+			fp := Fingerprint(v, "category", "status", "asset", "tenor", "search", "sort")
+			after, err := pmAfter[query.PredmktMarketKey](v, fp)
+			if err != nil {
+				return nil, err
+			}
+			p := query.PredmktMarketsParams{Category: v.Str("category"), Status: v.Str("status"), Asset: v.Str("asset"),
+				Tenor: v.Str("tenor"), Search: v.Str("search"), Sort: v.Str("sort"), Limit: int(v.Int("limit")), After: after}
+			if p.Category == "all" {
+				p.Category = ""
+			}
+			if p.Status == "all" {
+				p.Status = ""
+			}
+			page, err := q.PredmktMarkets(ctx, p)
+			page.NextCursor = pmNext(fp, page.Next)
+			return page, err
+		},
+	}
+}
+
+func predmktMarketRoute() *Route {
+	return &Route{
+		Method: "GET", Path: "/v1/predmkt/markets/{condition_id}", Area: "predmkt", StrictParams: true, CLI: "market",
+		Summary:     "One market with its outcome tokens, last prices and mids",
+		Description: "The market's listing (as in /markets) with, per outcome token, the last trade price and the latest recorded mid at or before now. 404 for a market the lake does not hold.",
+		Params:      []Param{pmConditionID},
+		Response:    query.PredmktMarketDetail{},
+		MCP:         &MCPTool{Name: "predmkt_market", Description: "One prediction market by condition id: question, category, status and winner, volume, and each outcome's last price and mid (probability)."},
+		Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
+			id, err := pmCondition(v, "condition_id")
+			if err != nil {
+				return nil, err
+			}
+			return q.PredmktMarket(ctx, id)
+		},
+	}
+}
+
+func predmktMarketStatsRoute() *Route {
+	return &Route{
+		Method: "GET", Path: "/v1/predmkt/markets/{condition_id}/stats", Area: "predmkt", StrictParams: true,
+		Summary:     "Trading statistics of one market, per outcome",
+		Description: "Volume (USD and shares, each trade once), trades, taker buy and sell USD, VWAP, open/high/low/last price, window figures over [now - hours, now], holders and shares outstanding per outcome token, and distinct traders for the market. 404 for an unknown market.",
+		Params: []Param{pmConditionID,
+			{Name: "hours", Kind: Int, Default: int64(24), Min: F(1), Max: F(720), Doc: "window of the *_window figures, 1 to 720; default 24"}},
+		Response: query.PredmktMarketStats{},
+		MCP:      &MCPTool{Name: "predmkt_market_stats", Description: "Trading statistics of one prediction market per outcome: volume, trades, VWAP, price range, recent-window volume, holder counts and traders."},
+		Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
+			id, err := pmCondition(v, "condition_id")
+			if err != nil {
+				return nil, err
+			}
+			return q.PredmktMarketStats(ctx, id, v.Int("hours"))
+		},
+	}
+}
+
+func predmktMarketHoldersRoute() *Route {
+	return &Route{
+		Method: "GET", Path: "/v1/predmkt/markets/{condition_id}/holders", Area: "predmkt", StrictParams: true,
+		Summary:     "Top holders of each outcome token of a market",
+		Description: "Per outcome token, the wallets with the largest net positions (shares bought minus sold over every fill, taker and maker, up to now), largest first with ties on address; only positive positions hold. Redemptions after resolution are not in the tape, so a resolved market lists its holders as they stood at settlement. 404 for an unknown market.",
+		Params:      []Param{pmConditionID, {Name: "limit", Kind: Int, Default: int64(20), Min: F(1), ClampHi: F(100), Doc: "holders per outcome; default 20, above 100 is served at 100"}},
+		Response:    query.PredmktMarketHolders{},
+		MCP:         &MCPTool{Name: "predmkt_market_holders", Description: "Largest holders of each outcome of one prediction market by net shares, with their average buy price."},
+		Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
+			id, err := pmCondition(v, "condition_id")
+			if err != nil {
+				return nil, err
+			}
+			return q.PredmktMarketHolders(ctx, id, int(v.Int("limit")))
+		},
+	}
+}
+
+func predmktOHLCVExportRoute() *Route {
+	return &Route{
+		Method: "GET", Path: "/v1/predmkt/ohlcv/export", Area: "predmkt", StrictParams: true,
+		Summary:     "NDJSON export of every candle of one outcome token",
+		Description: "The bars of /v1/predmkt/ohlcv (same token_id, interval and inclusive from/to) as newline-delimited JSON, one CandleBar per line, oldest first, with no bar cap. Streamed as the store produces them. An empty series is an empty body.",
+		Params: []Param{
+			{Name: "token_id", Kind: String, Required: true, Doc: "outcome-token id (decimal digit string)",
+				Example: "68783291989961754191311255821197966179714110417478218772409060504263891222377"},
+			{Name: "interval", Kind: Enum, Required: true, Enum: []string{"1m", "5m", "1h", "1d"},
+				EnumMessage: "interval %q is not one of 1m, 5m, 1h, 1d", Example: "1h"},
+			{Name: "from", Kind: Int, Lenient: true, Default: int64(0), Doc: "epoch ms, inclusive; a non-numeric value is ignored"},
+			{Name: "to", Kind: Int, Lenient: true, Default: int64(math.MaxInt64), Doc: "epoch ms, inclusive; a non-numeric value is ignored"},
+		},
+		Response:    []query.CandleBar{},
+		ContentType: "application/x-ndjson",
+		Stream: func(ctx context.Context, q *query.Queries, v Values, w io.Writer) error {
+			enc := newLineEncoder(w)
+			return q.PredmktOHLCVExport(ctx, query.PredmktOHLCVExportParams{TokenID: v.Str("token_id"), Interval: v.Str("interval"),
+				From: v.Int("from"), To: v.Int("to")}, func(b *query.CandleBar) error { return enc.Encode(b) })
+		},
+	}
+}
+
+func predmktTradesRoute() *Route {
+	return &Route{
+		Method: "GET", Path: "/v1/predmkt/trades", Area: "predmkt", StrictParams: true,
+		Summary:     "The trade tape of a market, token or wallet",
+		Description: "Each tape trade once, with its taker and maker and the taker's side, over the half-open window [from_ms, to_ms) of ts. At least one of condition_id, token_id and wallet (taker or maker) is required; they combine. Ordered by (ts, seq, token_id), newest first by default; page with nextCursor.",
+		Params: []Param{
+			{Name: "condition_id", Kind: String, Doc: "market id", Example: "0xbac0da3432c410142187ef4b128a069ee45024a147b8df901e46656164f693bb"},
+			{Name: "token_id", Kind: String, Doc: "outcome-token id"},
+			{Name: "wallet", Kind: Address, Doc: "trades where this wallet was taker or maker"},
+			pmFromMs, pmToMs,
+			{Name: "order", Kind: Enum, Default: "desc", Enum: []string{"desc", "asc"}, Doc: "desc (newest first) or asc"},
+			pmLimit(100, 1000), pmCursor,
+		},
+		Response: query.PredmktTradesPage{},
+		MCP:      &MCPTool{Name: "predmkt_trades", Description: "Recent prediction-market trades of a market, outcome token or wallet: price, shares, USD, taker side, taker and maker."},
+		Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
+			cid, err := pmCondition(v, "condition_id")
+			if err != nil {
+				return nil, err
+			}
+			if cid == "" && v.Str("token_id") == "" && v.Str("wallet") == "" {
+				return nil, BadInput("one of condition_id, token_id or wallet is required")
+			}
+			from, to, err := pmWindow(v)
+			if err != nil {
+				return nil, err
+			}
+			fp := Fingerprint(v, "condition_id", "token_id", "wallet", "from_ms", "to_ms", "order")
+			after, err := pmAfter[query.PredmktTradeKey](v, fp)
+			if err != nil {
+				return nil, err
+			}
+			page, err := q.PredmktTrades(ctx, query.PredmktTradesParams{ConditionID: cid, TokenID: v.Str("token_id"),
+				Wallet: v.Str("wallet"), From: from, To: to, Desc: v.Str("order") == "desc", Limit: int(v.Int("limit")), After: after})
+			page.NextCursor = pmNext(fp, page.Next)
+			return page, err
+		},
+	}
+}
+
+func predmktSettlementsRoute() *Route {
+	return &Route{
+		Method: "GET", Path: "/v1/predmkt/settlements", Area: "predmkt", StrictParams: true,
+		Summary:     "Market resolutions with the winning outcome and settled value",
+		Description: "Resolutions at or before now, newest first (ties on condition_id), over the half-open window [from_ms, to_ms) of resolved_ts. An invalid resolution has no winner and pays nothing. payout_usd is the value settled: the positive net shares of the winning outcome at 1 USD each. Page with nextCursor.",
+		Params: []Param{
+			{Name: "category", Kind: Enum, Default: "all", Enum: predmktCategoryEnum, Doc: "all or one category"},
+			{Name: "status", Kind: Enum, Default: "all", Enum: []string{"all", "resolved", "invalid"}, Doc: "resolved (with a winner), invalid or all"},
+			pmFromMs, pmToMs, pmLimit(50, 500), pmCursor,
+		},
+		Response: query.PredmktSettlementsPage{},
+		MCP:      &MCPTool{Name: "predmkt_settlements", Description: "Recently resolved prediction markets: winning outcome or invalid, resolution time, traded volume and the USD paid to winning holders."},
+		Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
+			from, to, err := pmWindow(v)
+			if err != nil {
+				return nil, err
+			}
+			fp := Fingerprint(v, "category", "status", "from_ms", "to_ms")
+			after, err := pmAfter[query.PredmktSettlementKey](v, fp)
+			if err != nil {
+				return nil, err
+			}
+			p := query.PredmktSettlementsParams{Category: v.Str("category"), Status: v.Str("status"), From: from, To: to,
+				Limit: int(v.Int("limit")), After: after}
+			if p.Category == "all" {
+				p.Category = ""
+			}
+			if p.Status == "all" {
+				p.Status = ""
+			}
+			page, err := q.PredmktSettlements(ctx, p)
+			page.NextCursor = pmNext(fp, page.Next)
+			return page, err
+		},
+	}
+}
+
+func predmktWalletRoute() *Route {
+	return &Route{
+		Method: "GET", Path: "/v1/predmkt/wallets/{address}", Area: "predmkt", StrictParams: true, CLI: "wallet",
+		Summary:     "Wallet profile: lifetime and per-category figures, tags and rank",
+		Description: "The wallet's entries on the hourly board (the leaderboard's figures and definitions): overall (category all) and one entry per category it traded, each with its rank by realized PnL among every wallet of that category's board (no filters). 404 for a wallet with no fill.",
+		Params:      []Param{pmWallet},
+		Response:    query.PredmktWalletProfile{},
+		MCP:         &MCPTool{Name: "predmkt_wallet", Description: "Profile of one prediction-market wallet: realized PnL (lifetime and 24h/7d/30d), hit rate, volume, trades, tags and rank, overall and per category."},
+		Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
+			return q.PredmktWallet(ctx, v.Str("address"))
+		},
+	}
+}
+
+func predmktWalletPositionsRoute() *Route {
+	return &Route{
+		Method: "GET", Path: "/v1/predmkt/wallets/{address}/positions", Area: "predmkt", StrictParams: true,
+		Summary:     "A wallet's positions per outcome token, open and settled",
+		Description: "The wallet's fills netted per outcome token as of now: shares, USD in and out, cost basis and average entry, and PnL. Realized PnL follows the board: only at a valid resolution (sells minus buys plus 1 USD per winning share); an invalid resolution settles nothing (void). Open positions carry unrealized PnL at the latest recorded mid. Most recently traded first; page with nextCursor.",
+		Params: []Param{pmWallet,
+			{Name: "status", Kind: Enum, Default: "all", Enum: append([]string{"all"}, query.PositionStatuses...), Doc: "open, settled, void or all"},
+			pmLimit(100, 500), pmCursor},
+		Response: query.PredmktPositionsPage{},
+		MCP:      &MCPTool{Name: "predmkt_wallet_positions", Description: "Open and settled positions of one prediction-market wallet per outcome: shares, cost basis, average entry, realized PnL and unrealized PnL at the current mid."},
+		Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
+			fp := Fingerprint(v, "address", "status")
+			after, err := pmAfter[query.PredmktPositionKey](v, fp)
+			if err != nil {
+				return nil, err
+			}
+			st := v.Str("status")
+			if st == "all" {
+				st = ""
+			}
+			page, err := q.PredmktWalletPositions(ctx, query.PredmktWalletPositionsParams{Wallet: v.Str("address"), Status: st,
+				Limit: int(v.Int("limit")), After: after})
+			page.NextCursor = pmNext(fp, page.Next)
+			return page, err
+		},
+	}
+}
+
+func predmktWalletTradesRoute() *Route {
+	return &Route{
+		Method: "GET", Path: "/v1/predmkt/wallets/{address}/trades", Area: "predmkt", StrictParams: true,
+		Summary:     "A wallet's fills, newest first",
+		Description: "Every fill of the wallet (taker or maker) from its own side, over the half-open window [from_ms, to_ms) of ts, optionally on one market or token, newest first by (ts, seq, token_id); page with nextCursor.",
+		Params: []Param{pmWallet,
+			{Name: "condition_id", Kind: String, Doc: "only this market"},
+			{Name: "token_id", Kind: String, Doc: "only this outcome token"},
+			pmFromMs, pmToMs, pmLimit(100, 1000), pmCursor},
+		Response: query.PredmktWalletTradesPage{},
+		MCP:      &MCPTool{Name: "predmkt_wallet_trades", Description: "Recent fills of one prediction-market wallet: market, outcome, role, side, price, shares and USD."},
+		Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
+			cid, err := pmCondition(v, "condition_id")
+			if err != nil {
+				return nil, err
+			}
+			from, to, err := pmWindow(v)
+			if err != nil {
+				return nil, err
+			}
+			fp := Fingerprint(v, "address", "condition_id", "token_id", "from_ms", "to_ms")
+			after, err := pmAfter[query.PredmktTradeKey](v, fp)
+			if err != nil {
+				return nil, err
+			}
+			page, err := q.PredmktWalletTrades(ctx, query.PredmktWalletTradesParams{Wallet: v.Str("address"), ConditionID: cid,
+				TokenID: v.Str("token_id"), From: from, To: to, Limit: int(v.Int("limit")), After: after})
+			page.NextCursor = pmNext(fp, page.Next)
+			return page, err
+		},
+	}
+}
+
+func predmktWalletPnLRoute() *Route {
+	return &Route{
+		Method: "GET", Path: "/v1/predmkt/wallets/{address}/pnl", Area: "predmkt", StrictParams: true,
+		Summary:     "A wallet's daily realized PnL series",
+		Description: "One entry per UTC day, oldest first, ending on the store clock's date: realized PnL of the markets that resolved validly that day (by resolution time), the markets counted, and the running total since the tape began. Same PnL definition as the board; invalid resolutions add nothing.",
+		Params: []Param{pmWallet,
+			{Name: "days", Kind: Int, Default: int64(30), Min: F(1), ClampHi: F(365), Doc: "days in the series; default 30, above 365 is served at 365"},
+			{Name: "category", Kind: Enum, Default: "all", Enum: predmktCategoryEnum, Doc: "all or one category: only that category's markets"}},
+		Response: query.PredmktWalletPnL{},
+		MCP:      &MCPTool{Name: "predmkt_wallet_pnl", Description: "Daily realized PnL of one prediction-market wallet by market resolution day, with the cumulative total."},
+		Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
+			return q.PredmktWalletPnL(ctx, query.PredmktWalletPnLParams{Wallet: v.Str("address"), Category: v.Str("category"), Days: v.Int("days")})
+		},
+	}
+}
+
+// newLineEncoder writes one JSON value per line the way Encode does (no HTML escaping).
+func newLineEncoder(w io.Writer) *json.Encoder {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc
 }

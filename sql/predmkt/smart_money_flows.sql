@@ -1,5 +1,7 @@
 -- PredmktSmartMoney (flows) aggregates the cohort's trades per market inside the window.
--- $1 category ('all' or one name), $2 window start ms, $3 window end ms (inclusive).
+-- $1 category ('all' or one name), $2 window start ms, $3 window end ms (inclusive),
+-- $4 $5 the first and last date partition that can hold fills of the window (from the
+-- tape index's per-file ts spans), so only those files are opened.
 -- The cohort is read from the hourly board of the same category: at least 1,000 USD
 -- realized PnL, five resolved markets and 5,000 USD volume, all on that category.
 WITH cohort AS (
@@ -17,5 +19,6 @@ FROM predmkt_trades t
 JOIN cohort c ON c.wallet = t.wallet
 JOIN predmkt_markets m ON m.condition_id = t.condition_id
 LEFT JOIN predmkt_tokens y ON y.condition_id = t.condition_id AND y.outcome_index = 0
-WHERE t.ts BETWEEN $2 AND $3 AND ($1 = 'all' OR m.category = $1)
+WHERE t."date" BETWEEN CAST($4 AS DATE) AND CAST($5 AS DATE)
+  AND t.ts BETWEEN $2 AND $3 AND ($1 = 'all' OR m.category = $1)
 GROUP BY t.condition_id;

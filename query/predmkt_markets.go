@@ -1,0 +1,293 @@
+package query
+
+import (
+	"context"
+	"database/sql"
+	"math"
+	"strings"
+	"time"
+
+	sqlfiles "mdq/sql"
+)
+
+var (
+	predmktMarketsSQL      = sqlfiles.MustRead("predmkt/markets.sql")
+	predmktMarketTokensSQL = sqlfiles.MustRead("predmkt/market_tokens.sql")
+	predmktTokenMidsSQL    = sqlfiles.MustRead("predmkt/token_mids.sql")
+)
+
+// PredmktMarketSorts are the sort keys of /v1/predmkt/markets.
+var PredmktMarketSorts = []string{"volume", "volume_24h", "trades", "created", "end"}
+
+// PredmktMarketStatuses are the states a market is listed in: open (no resolution yet),
+// resolved (a winning outcome) or invalid (resolved void).
+var PredmktMarketStatuses = []string{"open", "resolved", "invalid"}
+
+// PredmktMarketKey is the keyset of the market list: the row's sort key (ascending in the
+// list's order) and its condition id.
+type PredmktMarketKey struct {
+	K  int64  `json:"k"`
+	ID string `json:"id"`
+}
+
+// PredmktMarketsParams are the inputs of PredmktMarkets.
+type PredmktMarketsParams struct {
+	Category, Status, Asset, Tenor string // "" for any
+	Search                         string // case-insensitive substring of title or slug
+	Sort                           string // one of PredmktMarketSorts
+	Limit                          int
+	After                          *PredmktMarketKey
+}
+
+// PredmktMarketInfo is a market's listing: identity, family, schedule, status and trading
+// figures as of the store clock.
+type PredmktMarketInfo struct {
+	ConditionID    string  `json:"condition_id"`
+	Title          string  `json:"title" doc:"the market's question"`
+	Slug           string  `json:"slug"`
+	Category       string  `json:"category" doc:"Crypto, Sports, Politics, Pop-Culture or Tech"`
+	FamilyAsset    string  `json:"family_asset" doc:"crypto up/down family asset (btc, eth, sol); empty for other markets"`
+	FamilyTenor    string  `json:"family_tenor" doc:"crypto up/down family tenor (15m, 1h, 1d); empty for other markets"`
+	CreatedTS      string  `json:"created_ts" doc:"listing time, ISO-8601 UTC with milliseconds"`
+	EndTS          string  `json:"end_ts" doc:"scheduled end, ISO-8601 UTC with milliseconds"`
+	Closed         bool    `json:"closed" doc:"true once trading stopped"`
+	Status         string  `json:"status" doc:"open (no resolution yet), resolved (a winning outcome) or invalid (resolved void: settles nothing)"`
+	ResolvedTS     *string `json:"resolved_ts" doc:"resolution time (ISO-8601 UTC, ms); null while open"`
+	WinningIndex   *int    `json:"winning_index" doc:"outcome_index that pays 1 per share; null unless resolved"`
+	WinningOutcome *string `json:"winning_outcome" doc:"name of the winning outcome; null unless resolved"`
+	VolumeUSD      float64 `json:"volume_usd" doc:"USD traded up to now, each trade once"`
+	Volume24hUSD   float64 `json:"volume_24h_usd" doc:"USD traded in the 24 hours to now"`
+	Trades         int64   `json:"trades" doc:"trades up to now"`
+	LastTradeTS    *string `json:"last_trade_ts" doc:"last trade (ISO-8601 UTC, ms); null when the market never traded"`
+}
+
+// PredmktMarketToken is one outcome token of a market.
+type PredmktMarketToken struct {
+	TokenID      string   `json:"token_id"`
+	OutcomeIndex int      `json:"outcome_index" doc:"0 is the first outcome (YES), 1 the second"`
+	Outcome      string   `json:"outcome"`
+	LastPrice    *float64 `json:"last_price" doc:"price of the last trade at or before now; null when it never traded"`
+}
+
+// PredmktMarketRow is one row of /v1/predmkt/markets.
+type PredmktMarketRow struct {
+	PredmktMarketInfo
+	Tokens []PredmktMarketToken `json:"tokens"`
+}
+
+// PredmktMarketsPage is the body of /v1/predmkt/markets.
+type PredmktMarketsPage struct {
+	Markets    []PredmktMarketRow `json:"markets"`
+	NextCursor *string            `json:"nextCursor" doc:"pass back as cursor with the same filters; null on the last page"`
+	Next       *PredmktMarketKey  `json:"-"`
+}
+
+// PredmktMarketTokenDetail is an outcome token of /v1/predmkt/markets/{condition_id}.
+type PredmktMarketTokenDetail struct {
+	TokenID      string   `json:"token_id"`
+	OutcomeIndex int      `json:"outcome_index" doc:"0 is the first outcome (YES), 1 the second"`
+	Outcome      string   `json:"outcome"`
+	LastPrice    *float64 `json:"last_price" doc:"price of the last trade at or before now; null when it never traded"`
+	Mid          *float64 `json:"mid" doc:"latest recorded mid (best bid plus best ask, halved) at or before now; null when none"`
+}
+
+// PredmktMarketDetail is the body of /v1/predmkt/markets/{condition_id}.
+type PredmktMarketDetail struct {
+	PredmktMarketInfo
+	Tokens []PredmktMarketTokenDetail `json:"tokens"`
+}
+
+// PredmktMarkets pages the market list.
+func (q *Queries) PredmktMarkets(ctx context.Context, p PredmktMarketsParams) (PredmktMarketsPage, error) {
+	page := PredmktMarketsPage{Markets: []PredmktMarketRow{}}
+	after := PredmktMarketKey{K: math.MinInt64}
+	if p.After != nil {
+		after = *p.After
+	}
+	infos, keys, err := q.marketInfos(ctx, p, "", after, p.Limit+1)
+	if err != nil {
+		return page, err
+	}
+	if len(infos) > p.Limit {
+		infos, keys = infos[:p.Limit], keys[:p.Limit]
+		page.Next = &keys[len(keys)-1]
+	}
+	toks, err := q.marketTokens(ctx, infos)
+	if err != nil {
+		return page, err
+	}
+	for i := range infos {
+		row := PredmktMarketRow{PredmktMarketInfo: infos[i], Tokens: []PredmktMarketToken{}}
+		for _, t := range toks[infos[i].ConditionID] {
+			row.Tokens = append(row.Tokens, PredmktMarketToken{TokenID: t.TokenID, OutcomeIndex: t.OutcomeIndex, Outcome: t.Outcome, LastPrice: t.LastPrice})
+		}
+		page.Markets = append(page.Markets, row)
+	}
+	return page, nil
+}
+
+// PredmktMarket returns one market with its tokens' last prices and mids; ErrNotFound
+// when the lake has no such market.
+func (q *Queries) PredmktMarket(ctx context.Context, conditionID string) (PredmktMarketDetail, error) {
+	info, err := q.marketInfo(ctx, conditionID)
+	if err != nil {
+		return PredmktMarketDetail{}, err
+	}
+	infos := []PredmktMarketInfo{info}
+	toks, err := q.marketTokens(ctx, infos)
+	if err != nil {
+		return PredmktMarketDetail{}, err
+	}
+	d := PredmktMarketDetail{PredmktMarketInfo: infos[0], Tokens: []PredmktMarketTokenDetail{}}
+	ids := []string{}
+	for _, t := range toks[conditionID] {
+		ids = append(ids, t.TokenID)
+	}
+	mids, err := q.tokenMids(ctx, ids)
+	if err != nil {
+		return d, err
+	}
+	for _, t := range toks[conditionID] {
+		if m, ok := mids[t.TokenID]; ok {
+			m = Round(m, 6)
+			t.Mid = &m
+		}
+		d.Tokens = append(d.Tokens, t)
+	}
+	return d, nil
+}
+
+// marketInfo returns one market's listing or ErrNotFound.
+func (q *Queries) marketInfo(ctx context.Context, conditionID string) (PredmktMarketInfo, error) {
+	infos, _, err := q.marketInfos(ctx, PredmktMarketsParams{Sort: "volume"}, conditionID, PredmktMarketKey{K: math.MinInt64}, 1)
+	if err != nil {
+		return PredmktMarketInfo{}, err
+	}
+	if len(infos) == 0 {
+		return PredmktMarketInfo{}, ErrNotFound
+	}
+	return infos[0], nil
+}
+
+// marketInfos runs markets.sql; conditionID "" lists every market passing the filters.
+// The winning outcome's name is filled in by marketTokens.
+func (q *Queries) marketInfos(ctx context.Context, p PredmktMarketsParams, conditionID string, after PredmktMarketKey, limit int) ([]PredmktMarketInfo, []PredmktMarketKey, error) {
+	ctx, cancel := q.ctx(ctx)
+	defer cancel()
+	const op = "predmkt markets"
+	rows, err := q.db.QueryContext(ctx, predmktMarketsSQL, q.Now().UnixMilli(), p.Category, p.Status, p.Asset, p.Tenor,
+		strings.ToLower(p.Search), p.Sort, conditionID, after.K, after.ID, limit)
+	if err != nil {
+		return nil, nil, wrap(ctx, op, err)
+	}
+	defer rows.Close()
+	var infos []PredmktMarketInfo
+	var keys []PredmktMarketKey
+	for rows.Next() {
+		var m PredmktMarketInfo
+		var created, end, vol, vol24, sk int64
+		var resolved, last sql.NullInt64
+		var win sql.NullInt32
+		if err := rows.Scan(&m.ConditionID, &m.Title, &m.Slug, &m.Category, &m.FamilyAsset, &m.FamilyTenor, &created, &end,
+			&m.Closed, &m.Status, &resolved, &win, &vol, &vol24, &m.Trades, &last, &sk); err != nil {
+			return nil, nil, wrap(ctx, op, err)
+		}
+		m.CreatedTS, m.EndTS = ISOMillis(time.UnixMilli(created)), ISOMillis(time.UnixMilli(end))
+		m.ResolvedTS, m.LastTradeTS = isoPtr(resolved), isoPtr(last)
+		if win.Valid {
+			w := int(win.Int32)
+			m.WinningIndex = &w
+		}
+		m.VolumeUSD, m.Volume24hUSD = MicroUSD(vol), MicroUSD(vol24)
+		infos = append(infos, m)
+		keys = append(keys, PredmktMarketKey{K: sk, ID: m.ConditionID})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, wrap(ctx, op, err)
+	}
+	return infos, keys, nil
+}
+
+// marketTokens returns the tokens of each market (by outcome_index) and fills each
+// resolved market's winning_outcome.
+func (q *Queries) marketTokens(ctx context.Context, infos []PredmktMarketInfo) (map[string][]PredmktMarketTokenDetail, error) {
+	out := map[string][]PredmktMarketTokenDetail{}
+	if len(infos) == 0 {
+		return out, nil
+	}
+	ids := make([]string, len(infos))
+	for i := range infos {
+		ids[i] = infos[i].ConditionID
+	}
+	ctx, cancel := q.ctx(ctx)
+	defer cancel()
+	const op = "predmkt market tokens"
+	rows, err := q.db.QueryContext(ctx, predmktMarketTokensSQL, strings.Join(ids, ","), q.Now().UnixMilli())
+	if err != nil {
+		return nil, wrap(ctx, op, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var cid string
+		var t PredmktMarketTokenDetail
+		var lp sql.NullFloat64
+		if err := rows.Scan(&cid, &t.TokenID, &t.OutcomeIndex, &t.Outcome, &lp); err != nil {
+			return nil, wrap(ctx, op, err)
+		}
+		if lp.Valid {
+			t.LastPrice = &lp.Float64
+		}
+		out[cid] = append(out[cid], t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, wrap(ctx, op, err)
+	}
+	for i := range infos {
+		if w := infos[i].WinningIndex; w != nil {
+			for _, t := range out[infos[i].ConditionID] {
+				if t.OutcomeIndex == *w {
+					name := t.Outcome
+					infos[i].WinningOutcome = &name
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// tokenMids returns the latest recorded mid of each token at or before the store clock.
+func (q *Queries) tokenMids(ctx context.Context, tokens []string) (map[string]float64, error) {
+	out := map[string]float64{}
+	if len(tokens) == 0 {
+		return out, nil
+	}
+	ctx, cancel := q.ctx(ctx)
+	defer cancel()
+	const op = "predmkt token mids"
+	rows, err := q.db.QueryContext(ctx, predmktTokenMidsSQL, strings.Join(tokens, ","), q.Now().UnixMilli())
+	if err != nil {
+		return nil, wrap(ctx, op, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var tok string
+		var m float64
+		if err := rows.Scan(&tok, &m); err != nil {
+			return nil, wrap(ctx, op, err)
+		}
+		out[tok] = m
+	}
+	return out, wrap(ctx, op, rows.Err())
+}
+
+// isoPtr formats a nullable epoch-ms value as ISO-8601 UTC with milliseconds.
+func isoPtr(ms sql.NullInt64) *string {
+	if !ms.Valid {
+		return nil
+	}
+	s := ISOMillis(time.UnixMilli(ms.Int64))
+	return &s
+}
+
+// isoMs formats epoch ms as ISO-8601 UTC with milliseconds.
+func isoMs(ms int64) string { return ISOMillis(time.UnixMilli(ms)) }
