@@ -110,6 +110,61 @@ func TestQueryOutputEqualsRESTBody(t *testing.T) {
 	}
 }
 
+// TestQueryOutputEqualsRESTForEveryRoute: every route of the table with example
+// parameters prints, through `mdq query`, exactly the body REST serves.
+func TestQueryOutputEqualsRESTForEveryRoute(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every route twice")
+	}
+	dir := testlake.Copy(t) // hourly boards are written into the lake
+	q, err := query.Open(context.Background(), dir, query.Options{Now: testlake.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	srv := httptest.NewServer((&handlers.API{Q: q}).Handler())
+	defer srv.Close()
+	compared := 0
+	for _, rt := range handlers.Routes() {
+		if rt.Area == "platform" || rt.Path == "/v1/usage" {
+			continue // no CLI twin; usage answers about the caller
+		}
+		qv, vars, target, missing := handlers.ExampleQuery(rt)
+		if missing != "" {
+			t.Errorf("%s: no Example for %s", rt.Path, missing)
+			continue
+		}
+		args := []string{"query", rt.Area, rt.CLIName(), "--data", dir, "--clock", testlake.End.Format(time.RFC3339)}
+		for k, v := range vars {
+			args = append(args, "--"+k, v)
+		}
+		for k := range qv {
+			args = append(args, "--"+k, qv.Get(k))
+		}
+		code, out, errs := run(t, args...)
+		if code != 0 {
+			t.Errorf("%s: exit %d: %s", rt.Path, code, errs)
+			continue
+		}
+		req, _ := http.NewRequest(rt.Method, srv.URL+target, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || out != string(body) {
+			t.Errorf("%s %s: REST %d\nCLI  %.300q\nREST %.300q", rt.Method, target, resp.StatusCode, out, body)
+			continue
+		}
+		compared++
+	}
+	t.Logf("%d routes: CLI output equals the REST body", compared)
+	if compared < 40 {
+		t.Fatalf("only %d routes compared", compared)
+	}
+}
+
 // TestQueryFormats: csv and table render the rows with a header.
 func TestQueryFormats(t *testing.T) {
 	dir := testlake.Tiny(t)
