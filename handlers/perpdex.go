@@ -326,7 +326,7 @@ func perpdexRoutes() []*Route {
 				if v.Has("mark_price") {
 					m.MarkPriceHint = v.Float("mark_price")
 				}
-				return q.PerpdexPositionsMatch(ctx, m, int(v.Int("limit")))
+				return q.PerpdexMatchPositions(ctx, m, int(v.Int("limit"))) // the in-memory newest batch (query/perpdex_positions_match.go)
 			},
 		},
 		{
@@ -378,5 +378,8 @@ func perpdexRoutes() []*Route {
 				return page, err
 			},
 		},
+		pdOHLCVRoute(), pdTradersRoute(), pdWalletRoute(), pdWalletPositionsRoute(), pdWalletFundingRoute(),
+		pdWalletPortfolioRoute(), pdMarketRoute(), pdFundingRoute(), pdPositionsRoute(), pdCohortsRoute(),
+		pdLiquidationMapRoute(),
 	}
 }

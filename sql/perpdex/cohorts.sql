@@ -1,0 +1,37 @@
+-- PerpdexCohorts returns each coin's long and short open interest per hour, split by the
+-- holders' cohort on one axis, newest hour first. Hours are the position batches taken
+-- exactly on the hour. A position's label is the holder's published hourly label for
+-- that hour (point in time), else today's label, else unknown.
+-- $1 coin|NULL, $2 axis (size or pnl), $3 start, $4 end (inclusive),
+-- $5..$7 keyset (ts, coin, cohort) or NULL, $8 limit.
+WITH p AS (
+    SELECT snapshot_ts AS ts, wallet, coin, szi, position_value
+    FROM perpdex_positions
+    WHERE snapshot_ts >= $3::TIMESTAMP AND snapshot_ts <= $4::TIMESTAMP
+      AND date_trunc('hour', snapshot_ts) = snapshot_ts
+      AND ($1::VARCHAR IS NULL OR coin = $1)
+), l AS (
+    SELECT p.ts, p.coin, p.szi, p.position_value,
+           coalesce(CASE WHEN $2 = 'pnl' THEN h.pnl_cohort ELSE h.size_cohort END,
+                    CASE WHEN $2 = 'pnl' THEN c.pnl_cohort ELSE c.size_cohort END, 'unknown') AS cohort,
+           h.wallet IS NOT NULL AS pit
+    FROM p
+    LEFT JOIN perpdex_cohorts_hourly h ON h.hour_ts = p.ts AND h.wallet = p.wallet
+    LEFT JOIN perpdex_cohorts_current c ON c.wallet = p.wallet
+), g AS (
+    SELECT ts, coin, cohort,
+           coalesce(sum(position_value) FILTER (WHERE szi > 0), 0) AS long_usd,
+           coalesce(sum(position_value) FILTER (WHERE szi < 0), 0) AS short_usd,
+           count(*) FILTER (WHERE szi > 0) AS long_n,
+           count(*) FILTER (WHERE szi < 0) AS short_n,
+           count(*) FILTER (WHERE pit) AS pit_n,
+           count(*) AS n
+    FROM l
+    GROUP BY ts, coin, cohort
+)
+SELECT ts, coin, cohort, long_usd, short_usd, long_n, short_n, pit_n, n
+FROM g
+WHERE $5::TIMESTAMP IS NULL OR ts < $5::TIMESTAMP
+   OR (ts = $5::TIMESTAMP AND (coin > $6 OR (coin = $6 AND cohort > $7)))
+ORDER BY ts DESC, coin, cohort
+LIMIT $8;
