@@ -5,7 +5,6 @@ import (
 	"math"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	sqlfiles "mdq/sql"
@@ -103,51 +102,90 @@ type pdBoardEntry struct {
 	flow FlowAdjustedRow
 }
 
-type pdBoardKey struct {
-	window string
-	at     time.Time
+// pdBoard is one window's board at one board hour, with its sort orders.
+type pdBoard struct {
+	at      time.Time
+	entries []pdBoardEntry
+	// orders maps "sort|desc" to the indices of entries in that order (every entry,
+	// before filters), computed once with the board so a request only filters and pages.
+	orders map[string][]int32
 }
 
-var (
-	pdBoardMu    sync.Mutex
-	pdBoardCache = map[*Queries]map[pdBoardKey][]pdBoardEntry{}
-)
+type pdBoardStateKey struct{}
 
-// perpdexBoard returns the board of window at the current board hour, computed once
-// per store, window and hour.
+func (q *Queries) pdBoards() *pdHourly[*pdBoard] {
+	v, _ := q.ext.LoadOrStore(pdBoardStateKey{}, newPdHourly[*pdBoard]("perpdex board"))
+	return v.(*pdHourly[*pdBoard])
+}
+
+// perpdexBoard returns the board of window at the current board hour (or the previous
+// hour's while it rebuilds) and the hour it is as of.
 func (q *Queries) perpdexBoard(ctx context.Context, window string) ([]pdBoardEntry, time.Time, error) {
-	at := PerpdexBoardTime(q.Now())
-	key := pdBoardKey{window, at}
-	pdBoardMu.Lock()
-	if m := pdBoardCache[q]; m != nil {
-		if b, ok := m[key]; ok {
-			pdBoardMu.Unlock()
-			return b, at, nil
-		}
-	}
-	pdBoardMu.Unlock()
-	if err := q.perpdexEnsure(ctx); err != nil {
-		return nil, at, err
-	}
-	b, err := q.perpdexComputeBoard(ctx, PerpdexWindowStart(window, at), at)
+	b, err := q.perpdexBoardOf(ctx, window)
 	if err != nil {
-		return nil, at, err
+		return nil, PerpdexBoardTime(q.Now()), err
 	}
-	pdBoardMu.Lock()
-	m := pdBoardCache[q]
-	if m == nil {
-		m = map[pdBoardKey][]pdBoardEntry{}
-		pdBoardCache[q] = m
-	}
-	for k := range m { // keep only the current hour's boards
-		if !k.at.Equal(at) {
-			delete(m, k)
+	return b.entries, b.at, nil
+}
+
+// perpdexBoardOf returns the board of window for the current board hour, built in the
+// background when the hour turns (see pdHourly).
+func (q *Queries) perpdexBoardOf(ctx context.Context, window string) (*pdBoard, error) {
+	b, _, err := q.pdBoards().get(ctx, q, window, PerpdexBoardTime(q.Now()), func(ctx context.Context, at time.Time) (*pdBoard, error) {
+		if err := q.perpdexEnsure(ctx); err != nil {
+			return nil, err
+		}
+		entries, err := q.perpdexComputeBoard(ctx, PerpdexWindowStart(window, at), at)
+		if err != nil {
+			return nil, err
+		}
+		return &pdBoard{at: at, entries: entries, orders: pdBoardOrders(entries)}, nil
+	})
+	return b, err
+}
+
+// pdBoardOrders sorts the board once per sort key and direction.
+func pdBoardOrders(entries []pdBoardEntry) map[string][]int32 {
+	out := make(map[string][]int32, 2*len(PerpdexSortKeys))
+	keys := make([]BoardKey, len(entries))
+	for name, get := range PerpdexSortKeys {
+		for i := range entries {
+			keys[i] = BoardKey{get(&entries[i].row), entries[i].row.Wallet}
+		}
+		for _, desc := range []bool{false, true} {
+			idx := make([]int32, len(entries))
+			for i := range idx {
+				idx[i] = int32(i)
+			}
+			sort.Slice(idx, func(a, b int) bool { return pdBoardLess(keys[idx[a]], keys[idx[b]], desc) })
+			out[pdOrderKey(name, desc)] = idx
 		}
 	}
-	m[key] = b
-	pdBoardMu.Unlock()
-	return b, at, nil
+	return out
 }
+
+func pdOrderKey(sortKey string, desc bool) string {
+	if desc {
+		return sortKey + "|desc"
+	}
+	return sortKey + "|asc"
+}
+
+// PerpdexWarm builds every window's leaderboard and the builders route's figures for
+// the current board hour, waiting for them: a server calls it at start (and may call
+// it every minute: after the hour turns it returns at once, serving the previous
+// hour's figures while the new ones build in the background).
+func (q *Queries) PerpdexWarm(ctx context.Context) error {
+	for _, w := range PerpdexWindowNames {
+		if _, err := q.perpdexBoardOf(ctx, w); err != nil {
+			return err
+		}
+	}
+	return q.perpdexWarmBuilders(ctx)
+}
+
+// PerpdexWindowNames lists the windows in a fixed order.
+var PerpdexWindowNames = []string{"1d", "7d", "30d", "all"}
 
 func pdRatio(n, d int64) float64 {
 	if d == 0 {
@@ -406,38 +444,34 @@ func (p *PerpdexLeaderboardParams) keep(r *TraderRow) bool {
 	return label != nil && strings.EqualFold(*label, p.Cohort)
 }
 
-// PerpdexLeaderboard filters, orders and pages the window's board.
+// PerpdexLeaderboard filters, orders and pages the window's board: the order is the
+// board's precomputed one, so a request only filters and copies a page.
 func (q *Queries) PerpdexLeaderboard(ctx context.Context, p PerpdexLeaderboardParams) (TraderPage, error) {
-	board, _, err := q.perpdexBoard(ctx, p.Window)
+	board, err := q.perpdexBoardOf(ctx, p.Window)
 	if err != nil {
 		return TraderPage{}, err
 	}
 	get := PerpdexSortKeys[p.Sort]
-	type kr struct {
-		k BoardKey
-		r TraderRow
-	}
-	var rows []kr
-	for _, e := range board {
-		r := e.row
-		if !p.keep(&r) {
-			continue
+	key := func(i int32) BoardKey { r := &board.entries[i].row; return BoardKey{get(r), r.Wallet} }
+	order := board.orders[pdOrderKey(p.Sort, p.Desc)]
+	rows := make([]int32, 0, len(order))
+	for _, i := range order {
+		if p.keep(&board.entries[i].row) {
+			rows = append(rows, i)
 		}
-		rows = append(rows, kr{BoardKey{get(&r), r.Wallet}, r})
 	}
-	sort.Slice(rows, func(i, j int) bool { return pdBoardLess(rows[i].k, rows[j].k, p.Desc) })
 	i := 0
 	if p.After != nil {
-		i = sort.Search(len(rows), func(i int) bool { return pdBoardLess(*p.After, rows[i].k, p.Desc) })
+		i = sort.Search(len(rows), func(i int) bool { return pdBoardLess(*p.After, key(rows[i]), p.Desc) })
 	}
 	page := TraderPage{Traders: []TraderRow{}, TotalCount: len(rows)}
 	for ; i < len(rows) && len(page.Traders) < p.Limit; i++ {
-		r := rows[i].r
+		r := board.entries[rows[i]].row
 		r.Rank = i + 1
 		page.Traders = append(page.Traders, r)
 	}
 	if i < len(rows) && len(page.Traders) > 0 {
-		k := rows[i-1].k
+		k := key(rows[i-1])
 		page.Next = &k
 	}
 	return page, nil
@@ -455,29 +489,33 @@ type FlowAdjustedPage struct {
 // PerpdexFlowRankedBy describes the flow-adjusted ranking.
 const PerpdexFlowRankedBy = "total_realized_pnl: fills-derived realized PnL net of fees in the window, descending (deposits, withdrawals and sends excluded); ties by wallet"
 
-// PerpdexFlowAdjusted ranks the window's board on fills-derived realized PnL.
+// PerpdexFlowAdjusted ranks the window's board on fills-derived realized PnL (the
+// board's precomputed pnl order: total_realized_pnl descending, then wallet).
 func (q *Queries) PerpdexFlowAdjusted(ctx context.Context, window string, limit int, after *BoardKey) (FlowAdjustedPage, error) {
-	board, _, err := q.perpdexBoard(ctx, window)
+	board, err := q.perpdexBoardOf(ctx, window)
 	if err != nil {
 		return FlowAdjustedPage{}, err
 	}
-	rows := make([]pdBoardEntry, len(board))
-	copy(rows, board)
-	key := func(e *pdBoardEntry) BoardKey { v := e.row.TotalRealizedPnl; return BoardKey{&v, e.row.Wallet} }
-	sort.Slice(rows, func(i, j int) bool { return pdBoardLess(key(&rows[i]), key(&rows[j]), true) })
+	rows := board.orders[pdOrderKey("pnl", true)]
+	key := func(i int32) BoardKey {
+		r := &board.entries[i].row
+		v := r.TotalRealizedPnl
+		return BoardKey{&v, r.Wallet}
+	}
 	i := 0
 	if after != nil {
-		i = sort.Search(len(rows), func(i int) bool { return pdBoardLess(*after, key(&rows[i]), true) })
+		i = sort.Search(len(rows), func(i int) bool { return pdBoardLess(*after, key(rows[i]), true) })
 	}
 	page := FlowAdjustedPage{Traders: []FlowAdjustedRow{}, TotalCount: len(rows), RankedBy: PerpdexFlowRankedBy}
 	for ; i < len(rows) && len(page.Traders) < limit; i++ {
-		f := rows[i].flow
-		f.TraderRow = rows[i].row
+		e := &board.entries[rows[i]]
+		f := e.flow
+		f.TraderRow = e.row
 		f.Rank = i + 1
 		page.Traders = append(page.Traders, f)
 	}
 	if i < len(rows) && len(page.Traders) > 0 {
-		k := key(&rows[i-1])
+		k := key(rows[i-1])
 		page.Next = &k
 	}
 	return page, nil

@@ -221,29 +221,67 @@ type BuildersPage struct {
 	Next                   *BoardKey     `json:"-"`
 }
 
-// PerpdexBuilders ranks builders in a window by fee (their own cut), volume, users or fills.
+// pdBuildersData is what /v1/perpdex/builders serves for one window and board hour.
+type pdBuildersData struct {
+	venue     float64
+	first     time.Time // the first fill of the history
+	groups    []bmRow   // one per builder with a fill in the window
+	firstSeen map[string]time.Time
+}
+
+type pdBuildersKey struct{}
+
+func (q *Queries) pdBuildersCache() *pdHourly[*pdBuildersData] {
+	v, _ := q.ext.LoadOrStore(pdBuildersKey{}, newPdHourly[*pdBuildersData]("perpdex builders"))
+	return v.(*pdHourly[*pdBuildersData])
+}
+
+// buildersData returns the builders route's figures of window for the current board
+// hour (or the previous hour's while they rebuild, see pdHourly) and that hour.
+func (q *Queries) buildersData(ctx context.Context, window string) (*pdBuildersData, time.Time, error) {
+	return q.pdBuildersCache().get(ctx, q, window, PerpdexBoardTime(q.Now()), func(ctx context.Context, now time.Time) (*pdBuildersData, error) {
+		start := PerpdexWindowStart(window, now)
+		d := &pdBuildersData{firstSeen: map[string]time.Time{}}
+		var err error
+		if d.venue, _, d.first, err = q.venue(ctx, start, now); err != nil {
+			return nil, err
+		}
+		if d.groups, err = q.builderMetrics(ctx, "", start, now, "builder"); err != nil {
+			return nil, err
+		}
+		life, err := q.builderMetrics(ctx, "", time.Unix(0, 0).UTC(), now, "builder")
+		if err != nil {
+			return nil, err
+		}
+		for _, l := range life {
+			d.firstSeen[l.key] = l.first
+		}
+		return d, nil
+	})
+}
+
+// perpdexWarmBuilders builds the builders route's figures of every window.
+func (q *Queries) perpdexWarmBuilders(ctx context.Context) error {
+	for _, w := range PerpdexWindowNames {
+		if _, _, err := q.buildersData(ctx, w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// PerpdexBuilders ranks builders in a window by fee (their own cut), volume, users or
+// fills. Figures are as of the board hour, built once per hour in the background.
 func (q *Queries) PerpdexBuilders(ctx context.Context, window, sortBy, order string, limit int, after *BoardKey) (BuildersPage, error) {
-	now := PerpdexBoardTime(q.Now()) // builder figures are as of the hour, cached for it
+	d, now, err := q.buildersData(ctx, window)
 	w, start := builderWindow(window, now)
 	page := BuildersPage{Window: w, Sort: sortBy, Order: order, Builders: []BuilderRow{}}
-	venue, _, first, err := q.venue(ctx, start, now)
 	if err != nil {
 		return page, err
 	}
+	venue, groups, firstSeen := d.venue, d.groups, d.firstSeen
 	page.VenueVolumeUsd = Round(venue, 2)
-	page.MarketShareWindowStart = overlapStart(start, first)
-	groups, err := q.builderMetrics(ctx, "", start, now, "builder")
-	if err != nil {
-		return page, err
-	}
-	life, err := q.builderMetrics(ctx, "", time.Unix(0, 0).UTC(), now, "builder")
-	if err != nil {
-		return page, err
-	}
-	firstSeen := map[string]time.Time{}
-	for _, l := range life {
-		firstSeen[l.key] = l.first
-	}
+	page.MarketShareWindowStart = overlapStart(start, d.first)
 	type kr struct {
 		k BoardKey
 		r BuilderRow

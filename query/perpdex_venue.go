@@ -12,9 +12,12 @@ var (
 	perpdexLiquidationsSQL = sqlfiles.MustRead("perpdex/liquidations.sql")
 	perpdexStatsSQL        = sqlfiles.MustRead("perpdex/stats.sql")
 	perpdexStatsMoreSQL    = sqlfiles.MustRead("perpdex/stats_more.sql")
-	perpdexMatchSQL        = sqlfiles.MustRead("perpdex/positions_match.sql")
-	perpdexHoldersSQL      = sqlfiles.MustRead("perpdex/hype_holders.sql")
-	perpdexHypePriceSQL    = sqlfiles.MustRead("perpdex/hype_price.sql")
+	// perpdexMatchSQL is the single-statement answer of positions/match over the raw
+	// files; the in-memory batch (perpdex_positions_match.go) must equal it, which its
+	// freshness test and benchmark check.
+	perpdexMatchSQL     = sqlfiles.MustRead("perpdex/positions_match.sql")
+	perpdexHoldersSQL   = sqlfiles.MustRead("perpdex/hype_holders.sql")
+	perpdexHypePriceSQL = sqlfiles.MustRead("perpdex/hype_price.sql")
 )
 
 // ISOMicrosOffset formats t as ISO-8601 UTC with microseconds and an explicit offset.
@@ -254,47 +257,6 @@ var PerpdexToleranceBands = []struct {
 	Name string
 	Frac float64
 }{{"tight", 0.0005}, {"medium", 0.005}, {"wide", 0.01}}
-
-// PerpdexPositionsMatch finds positions matching coin, side, leverage and entry.
-func (q *Queries) PerpdexPositionsMatch(ctx context.Context, m MatchQuery, limit int) (MatchPage, error) {
-	page := MatchPage{Matches: []PositionMatch{}, Query: m}
-	sign := 1
-	if m.Side == "short" {
-		sign = -1
-	}
-	ctx, cancel := q.ctx(ctx)
-	defer cancel()
-	rows, err := q.db.QueryContext(ctx, perpdexMatchSQL, m.Coin, sign, m.Leverage, m.EntryPrice, m.MarkPriceHint, limit, q.Now())
-	if err != nil {
-		return page, wrap(ctx, "perpdex positions match", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var (
-			r         PositionMatch
-			ts        time.Time
-			szi, dist float64
-			band      int
-		)
-		if err := rows.Scan(&r.Address, &r.Coin, &ts, &szi, &r.EntryPrice, &r.MarkPrice, &r.Leverage, &r.LiquidationPrice,
-			&r.UnrealizedPnl, &r.SizeUsd, &dist, &band); err != nil {
-			return page, wrap(ctx, "perpdex positions match", err)
-		}
-		r.Side = m.Side
-		r.SnapshotTS = ts.Unix()
-		r.SizeToken = szi
-		if szi < 0 {
-			r.SizeToken = -szi
-		}
-		r.SizeUsd, r.UnrealizedPnl = Round(r.SizeUsd, 2), Round(r.UnrealizedPnl, 2)
-		r.EntryDistPct = Round(dist*100, 6)
-		name := PerpdexToleranceBands[band-1].Name
-		page.ToleranceUsed = &name
-		page.Matches = append(page.Matches, r)
-	}
-	page.MatchCount = len(page.Matches)
-	return page, wrap(ctx, "perpdex positions match", rows.Err())
-}
 
 // HolderRow is one HYPE holder.
 type HolderRow struct {

@@ -49,9 +49,10 @@ func newRebuildCmd(cfg *Config) *cobra.Command {
 	return cmd
 }
 
-// boardRefresher keeps the hourly board current in a running server: it builds (or
-// loads) the board at start and checks every minute whether the store clock entered a
-// new hour, so requests rarely pay for a rebuild.
+// boardRefresher keeps the hourly boards current in a running server: it builds (or
+// loads) the prediction-market board and the perpetuals leaderboard and builder boards
+// at start and checks every minute whether the store clock entered a new hour, so
+// requests rarely pay for a rebuild.
 func boardRefresher(ctx context.Context, _ *Config, _ *cobra.Command, api *handlers.API) (func(), error) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -62,6 +63,9 @@ func boardRefresher(ctx context.Context, _ *Config, _ *cobra.Command, api *handl
 		for {
 			if _, err := api.Q.PredmktBoard(ctx); err != nil && ctx.Err() == nil && api.Log != nil {
 				api.Log.Error("predmkt board rebuild", "err", err)
+			}
+			if err := api.Q.PerpdexWarm(ctx); err != nil && ctx.Err() == nil && api.Log != nil {
+				api.Log.Error("perpdex board rebuild", "err", err)
 			}
 			select {
 			case <-ctx.Done():
