@@ -1,0 +1,257 @@
+package handlers_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"mdq/handlers"
+	"mdq/internal/testlake"
+	"mdq/query"
+	sqlfiles "mdq/sql"
+)
+
+// Benchmarks of the on-chain routes on testlake.Bench (the medium demo lake under make
+// bench): each route end to end through HTTP beside the same SQL file run directly on
+// q.DB() with the same arguments, both reporting p99 in ms.
+
+type ocBench struct {
+	q    *query.Queries
+	h    http.Handler
+	now  time.Time
+	us   func(time.Duration) int64 // epoch us of now minus d
+	tok  string                    // busiest ERC-20 on ethereum
+	hubs []string                  // busiest wallets on ethereum
+	addr []string                  // 100 wallets, for labels/batch
+}
+
+func ocBenchStore(b *testing.B) *ocBench {
+	b.Helper()
+	now := testlake.BenchNow(b)
+	q, err := query.Open(context.Background(), testlake.Bench(b), query.Options{Now: func() time.Time { return now }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { q.Close() })
+	s := &ocBench{q: q, h: (&handlers.API{Q: q}).Handler(), now: now,
+		us: func(d time.Duration) int64 { return now.Add(-d).UnixMicro() }}
+	ctx := context.Background()
+	if err := q.DB().QueryRowContext(ctx, `SELECT token_address FROM onchain_transfers WHERE chain = 'ethereum'
+		AND token_address <> '0x0000000000000000000000000000000000000000' GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1`).Scan(&s.tok); err != nil {
+		b.Fatal(err)
+	}
+	rows, err := q.DB().QueryContext(ctx, `SELECT a FROM (SELECT from_address AS a FROM onchain_transfers WHERE chain = 'ethereum'
+		UNION ALL SELECT to_address FROM onchain_transfers WHERE chain = 'ethereum') GROUP BY a ORDER BY count(*) DESC, a LIMIT 100`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for rows.Next() {
+		var a string
+		rows.Scan(&a) //nolint:errcheck
+		s.addr = append(s.addr, a)
+	}
+	rows.Close()
+	s.hubs = s.addr[:10]
+	// Build the store-local legs table (once per store, ~15 s on the medium lake) before
+	// timing, as a server does on its first on-chain request.
+	rec := httptest.NewRecorder()
+	s.h.ServeHTTP(rec, httptest.NewRequest("GET", "/v1/onchain/wallets/"+s.addr[0], nil))
+	return s
+}
+
+// ocP99 runs f b.N times and reports the 99th-percentile latency in ms.
+func ocP99(b *testing.B, f func(i int)) {
+	b.ReportAllocs()
+	var lat []time.Duration
+	i := 0
+	for b.Loop() {
+		t := time.Now()
+		f(i)
+		lat = append(lat, time.Since(t))
+		i++
+	}
+	slices.Sort(lat)
+	if len(lat) > 0 {
+		b.ReportMetric(float64(lat[(len(lat)*99)/100].Microseconds())/1000, "p99_ms")
+	}
+}
+
+func (s *ocBench) http(b *testing.B, method, target string) {
+	rec := httptest.NewRecorder()
+	s.h.ServeHTTP(rec, httptest.NewRequest(method, target, nil))
+	if rec.Code != 200 {
+		b.Fatalf("%s: %d %s", target, rec.Code, rec.Body.String())
+	}
+}
+
+func (s *ocBench) sql(b *testing.B, file string, args ...any) {
+	rows, err := s.q.DB().QueryContext(context.Background(), sqlfiles.MustRead(file), args...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for rows.Next() {
+	}
+	if err := rows.Err(); err != nil {
+		b.Fatal(err)
+	}
+	rows.Close()
+}
+
+// ocBenchRoute benchmarks one route over HTTP and its SQL directly.
+func ocBenchRoute(b *testing.B, target func(s *ocBench, i int) (method, url string), file string, args func(s *ocBench, i int) []any) {
+	s := ocBenchStore(b)
+	b.Run("http", func(b *testing.B) {
+		ocP99(b, func(i int) { m, u := target(s, i); s.http(b, m, u) })
+	})
+	b.Run("sql", func(b *testing.B) {
+		ocP99(b, func(i int) { s.sql(b, file, args(s, i)...) })
+	})
+}
+
+const day = 24 * time.Hour
+
+func BenchmarkOnchainTokenTransfers(b *testing.B) {
+	ocBenchRoute(b, func(s *ocBench, i int) (string, string) {
+		return "GET", fmt.Sprintf("/v1/onchain/tokens/%s/transfers?period=7d&tab=%s", s.tok, []string{"bought", "sold"}[i%2])
+	}, "onchain/token_transfers.sql", func(s *ocBench, i int) []any {
+		return []any{s.tok, "ethereum", s.us(7 * day), s.us(0), []string{"bought", "sold"}[i%2], 10}
+	})
+}
+
+func BenchmarkOnchainScreener(b *testing.B) {
+	sorts := []string{"volume", "net_inflow", "holders", "smart_inflow"}
+	ocBenchRoute(b, func(s *ocBench, i int) (string, string) {
+		return "GET", "/v1/onchain/tokens/screener?window=7d&sort=" + sorts[i%4]
+	}, "onchain/screener.sql", func(s *ocBench, i int) []any {
+		return []any{"ethereum", s.now.AddDate(0, 0, -7).Format("2006-01-02"), s.us(0), false, sorts[i%4], 0.0, int64(0), 50, query.OnchainSmartMoneyPnL}
+	})
+}
+
+func BenchmarkOnchainWallet(b *testing.B) {
+	ocBenchRoute(b, func(s *ocBench, i int) (string, string) {
+		return "GET", "/v1/onchain/wallets/" + s.addr[i%len(s.addr)]
+	}, "onchain/wallet.sql", func(s *ocBench, i int) []any { return []any{s.addr[i%len(s.addr)], s.us(0)} })
+}
+
+func BenchmarkOnchainDiscover(b *testing.B) {
+	sorts := []string{"volume", "inflow", "outflow", "net_flow", "tx_count", "pnl"}
+	ocBenchRoute(b, func(s *ocBench, i int) (string, string) {
+		return "GET", "/v1/onchain/wallets/discover?size=20&sort=" + sorts[i%6]
+	}, "onchain/discover.sql", func(s *ocBench, i int) []any {
+		return []any{"ethereum", s.us(30 * day), s.us(0), sorts[i%6], "desc", 20}
+	})
+}
+
+// BenchmarkOnchainTraceDepth5Width10: the heaviest shape; its SQL side is the five hop
+// queries of the same graph run directly.
+func BenchmarkOnchainTraceDepth5Width10(b *testing.B) {
+	s := ocBenchStore(b)
+	b.Run("http", func(b *testing.B) {
+		ocP99(b, func(i int) {
+			s.http(b, "GET", fmt.Sprintf("/v1/onchain/wallets/%s/trace?depth=5&width=10", s.hubs[i%len(s.hubs)]))
+		})
+	})
+	b.Run("sql", func(b *testing.B) {
+		ocP99(b, func(i int) {
+			level, seen := []string{s.hubs[i%len(s.hubs)]}, map[string]bool{s.hubs[i%len(s.hubs)]: true}
+			for d := 0; d < 5 && len(level) > 0; d++ {
+				rows, err := s.q.DB().QueryContext(context.Background(), sqlfiles.MustRead("onchain/trace_hop.sql"),
+					"ethereum", s.us(30*day), s.us(0), strings.Join(level, ","), 10_000.0, 10)
+				if err != nil {
+					b.Fatal(err)
+				}
+				var next []string
+				for rows.Next() {
+					var x, c string
+					var o, in float64
+					var n, r int64
+					rows.Scan(&x, &c, &o, &in, &n, &r) //nolint:errcheck
+					if !seen[c] {
+						seen[c] = true
+						next = append(next, c)
+					}
+				}
+				rows.Close()
+				level = next
+			}
+		})
+	})
+}
+
+func BenchmarkOnchainLabelsBatch100(b *testing.B) {
+	ocBenchRoute(b, func(s *ocBench, i int) (string, string) {
+		return "POST", "/v1/onchain/labels/batch?addresses=" + strings.Join(s.addr, ",")
+	}, "onchain/labels_batch.sql", func(s *ocBench, i int) []any {
+		return []any{strings.Join(s.addr, ","), s.us(30 * day), s.us(0)}
+	})
+}
+
+func BenchmarkOnchainTransactions(b *testing.B) {
+	ocBenchRoute(b, func(s *ocBench, i int) (string, string) {
+		return "GET", "/v1/onchain/wallets/" + s.addr[i%len(s.addr)] + "/transactions"
+	}, "onchain/wallet_transactions.sql", func(s *ocBench, i int) []any {
+		return []any{"ethereum", s.addr[i%len(s.addr)], s.us(30 * day), s.us(0), "", 0.0, false, int64(0), int64(0), "", 101}
+	})
+}
+
+func BenchmarkOnchainCounterparties(b *testing.B) {
+	ocBenchRoute(b, func(s *ocBench, i int) (string, string) {
+		return "GET", "/v1/onchain/wallets/" + s.addr[i%len(s.addr)] + "/counterparties"
+	}, "onchain/wallet_counterparties.sql", func(s *ocBench, i int) []any {
+		return []any{"ethereum", s.addr[i%len(s.addr)], s.us(30 * day), s.us(0), 50}
+	})
+}
+
+func BenchmarkOnchainPnL(b *testing.B) {
+	ocBenchRoute(b, func(s *ocBench, i int) (string, string) {
+		return "GET", "/v1/onchain/wallets/" + s.addr[i%len(s.addr)] + "/pnl"
+	}, "onchain/wallet_pnl.sql", func(s *ocBench, i int) []any {
+		return []any{"ethereum", s.addr[i%len(s.addr)], s.now.AddDate(0, 0, -29).Format("2006-01-02"), s.us(0)}
+	})
+}
+
+func BenchmarkOnchainBalances(b *testing.B) {
+	ocBenchRoute(b, func(s *ocBench, i int) (string, string) {
+		return "GET", "/v1/onchain/wallets/" + s.addr[i%len(s.addr)] + "/balances"
+	}, "onchain/wallet_balances.sql", func(s *ocBench, i int) []any {
+		return []any{"ethereum", s.addr[i%len(s.addr)], s.us(0), 1.0}
+	})
+}
+
+func BenchmarkOnchainENS(b *testing.B) {
+	ocBenchRoute(b, func(s *ocBench, i int) (string, string) {
+		return "GET", "/v1/onchain/wallets/" + s.addr[i%len(s.addr)] + "/ens"
+	}, "onchain/wallet_ens.sql", func(s *ocBench, i int) []any { return []any{s.addr[i%len(s.addr)]} })
+}
+
+func BenchmarkOnchainCompare(b *testing.B) {
+	ocBenchRoute(b, func(s *ocBench, i int) (string, string) {
+		return "GET", fmt.Sprintf("/v1/onchain/wallets/compare?wallet_a=%s&wallet_b=%s", s.addr[i%50], s.addr[50+i%50])
+	}, "onchain/wallet_compare.sql", func(s *ocBench, i int) []any {
+		return []any{"ethereum", s.addr[i%50], s.addr[50+i%50], s.us(30 * day), s.us(0), 50}
+	})
+}
+
+func BenchmarkOnchainTokenSearch(b *testing.B) {
+	qs := []string{"usd", "eth", "pepe", "coin", "wrapped"}
+	ocBenchRoute(b, func(s *ocBench, i int) (string, string) {
+		return "GET", "/v1/onchain/tokens/search?q=" + qs[i%len(qs)]
+	}, "onchain/token_search.sql", func(s *ocBench, i int) []any { return []any{qs[i%len(qs)], "all", 10} })
+}
+
+func BenchmarkOnchainHolders(b *testing.B) {
+	ocBenchRoute(b, func(s *ocBench, i int) (string, string) {
+		return "GET", "/v1/onchain/tokens/" + s.tok + "/holders"
+	}, "onchain/token_holders.sql", func(s *ocBench, i int) []any { return []any{"ethereum", s.tok, s.us(0), 50} })
+}
+
+func BenchmarkOnchainProvenance(b *testing.B) {
+	ocBenchRoute(b, func(s *ocBench, i int) (string, string) {
+		return "GET", "/v1/onchain/labels/" + s.addr[i%len(s.addr)] + "/provenance"
+	}, "onchain/label_provenance.sql", func(s *ocBench, i int) []any { return []any{s.addr[i%len(s.addr)]} })
+}

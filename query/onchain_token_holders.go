@@ -1,0 +1,61 @@
+package query
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	sqlfiles "mdq/sql"
+)
+
+var onchainTokenHoldersSQL = sqlfiles.MustRead("onchain/token_holders.sql")
+
+// TokenHolderRow is one row of /v1/onchain/tokens/{token_address}/holders.
+type TokenHolderRow struct {
+	Rank         int      `json:"rank"`
+	Address      string   `json:"address"`
+	Label        *string  `json:"label" doc:"cascade label entity; null when unlabelled"`
+	NetInflowUSD float64  `json:"net_inflow_usd" doc:"cumulative USD received minus sent (USD at transfer time), the ranking key"`
+	InflowUSD    float64  `json:"inflow_usd"`
+	OutflowUSD   float64  `json:"outflow_usd"`
+	NetTokens    float64  `json:"net_tokens" doc:"whole tokens received minus sent over the lake's history"`
+	Balance      *float64 `json:"balance" doc:"current balance in whole tokens; null when no balance is recorded"`
+	TxCount      int64    `json:"tx_count"`
+	FirstSeen    string   `json:"first_seen" doc:"first transfer of the token, YYYY-MM-DD"`
+	LastActive   string   `json:"last_active" doc:"last transfer of the token, YYYY-MM-DD"`
+}
+
+// OnchainTokenHolders ranks a token's wallets by cumulative net inflow USD.
+func (q *Queries) OnchainTokenHolders(ctx context.Context, chain, token string, limit int) ([]TokenHolderRow, error) {
+	if err := q.onchainLegs(ctx); err != nil {
+		return nil, err
+	}
+	ctx, cancel := q.ctx(ctx)
+	defer cancel()
+	rows, err := q.db.QueryContext(ctx, onchainTokenHoldersSQL, chain, token, micros(q.Now()), limit)
+	if err != nil {
+		return nil, wrap(ctx, "onchain token holders", err)
+	}
+	defer rows.Close()
+	items := []TokenHolderRow{}
+	for rows.Next() {
+		var r TokenHolderRow
+		var label sql.NullString
+		var bal sql.NullFloat64
+		var first, last time.Time
+		if err := rows.Scan(&r.Address, &label, &r.InflowUSD, &r.OutflowUSD, &r.NetTokens, &bal, &r.TxCount, &first, &last); err != nil {
+			return nil, wrap(ctx, "onchain token holders", err)
+		}
+		r.Rank = len(items) + 1
+		r.Label = nullStr(label)
+		r.NetInflowUSD = usd(r.InflowUSD - r.OutflowUSD)
+		r.InflowUSD, r.OutflowUSD, r.NetTokens = usd(r.InflowUSD), usd(r.OutflowUSD), tokens(r.NetTokens)
+		if bal.Valid {
+			b := bal.Float64
+			r.Balance = &b
+		}
+		r.FirstSeen, r.LastActive = Date(first), Date(last)
+		items = append(items, r)
+	}
+	return items, wrap(ctx, "onchain token holders", rows.Err())
+}

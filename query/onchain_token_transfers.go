@@ -1,0 +1,141 @@
+package query
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math"
+	"strings"
+
+	sqlfiles "mdq/sql"
+)
+
+var onchainTokenTransfersSQL = sqlfiles.MustRead("onchain/token_transfers.sql")
+
+// OnchainTransferRows is the fixed row count of the token transfers route.
+const OnchainTransferRows = 10
+
+// OnchainTokenTransfersParams are the inputs of OnchainTokenTransfers.
+type OnchainTokenTransfersParams struct {
+	Token  string // lower-case contract address
+	Chain  string // ethereum, bsc, base or all
+	Period string // 1h, 24h, 7d or 30d
+	Tab    string // bought or sold
+}
+
+// TokenTransferRow is one row of /v1/onchain/tokens/{token_address}/transfers.
+type TokenTransferRow struct {
+	Address        string   `json:"address"`
+	Bought         float64  `json:"bought" doc:"whole tokens received in the period (every inbound transfer)"`
+	Sold           float64  `json:"sold" doc:"whole tokens sent in the period (every outbound transfer)"`
+	NetTokens      float64  `json:"net_tokens" doc:"bought minus sold"`
+	USDSpent       float64  `json:"usd_spent" doc:"USD value at transfer time of the tokens bought"`
+	USDReceived    float64  `json:"usd_received" doc:"USD value at transfer time of the tokens sold"`
+	NetUSD         float64  `json:"net_usd" doc:"usd_received minus usd_spent (opposite sign to net_tokens)"`
+	Chains         []string `json:"chains" doc:"chains the row covers: eth, bsc, base"`
+	Title          *string  `json:"title" doc:"label entity from the label cascade; null when unlabelled"`
+	AddrShort      string   `json:"addr_short" doc:"display string"`
+	BoughtFmt      string   `json:"bought_fmt" doc:"display string"`
+	SoldFmt        string   `json:"sold_fmt" doc:"display string"`
+	NetTokensFmt   string   `json:"net_tokens_fmt" doc:"display string"`
+	USDSpentFmt    string   `json:"usd_spent_fmt" doc:"display string"`
+	USDReceivedFmt string   `json:"usd_received_fmt" doc:"display string"`
+	NetUSDFmt      string   `json:"net_usd_fmt" doc:"display string"`
+	NetUSDRaw      float64  `json:"net_usd_raw" doc:"net_usd rounded to cents"`
+	NetBarPct      float64  `json:"net_bar_pct" doc:"display bar width: |net_usd| as a percentage of the largest |net_usd| among the rows"`
+}
+
+// OnchainTokenTransfers returns the top wallets of one side (tab) of a token's
+// transfers in the period: ten rows when at least ten wallets moved it on that side.
+// The zero address (the native coin) is not a contract and has no rows.
+func (q *Queries) OnchainTokenTransfers(ctx context.Context, p OnchainTokenTransfersParams) ([]TokenTransferRow, error) {
+	if err := q.onchainLegs(ctx); err != nil {
+		return nil, err
+	}
+	ctx, cancel := q.ctx(ctx)
+	defer cancel()
+	since, until := windowBounds(q.Now(), p.Period)
+	rows, err := q.db.QueryContext(ctx, onchainTokenTransfersSQL, p.Token, p.Chain, since, until, p.Tab, OnchainTransferRows)
+	if err != nil {
+		return nil, wrap(ctx, "onchain token transfers", err)
+	}
+	defer rows.Close()
+	items := []TokenTransferRow{}
+	for rows.Next() {
+		var r TokenTransferRow
+		var chains string
+		var title sql.NullString
+		if err := rows.Scan(&r.Address, &r.Bought, &r.Sold, &r.USDSpent, &r.USDReceived, &chains, &title); err != nil {
+			return nil, wrap(ctx, "onchain token transfers", err)
+		}
+		r.NetTokens = tokens(r.Bought - r.Sold)
+		r.NetUSD = usd(r.USDReceived - r.USDSpent)
+		r.Bought, r.Sold = tokens(r.Bought), tokens(r.Sold)
+		r.USDSpent, r.USDReceived = usd(r.USDSpent), usd(r.USDReceived)
+		r.Title = nullStr(title)
+		r.Chains = shortChains(chains)
+		items = append(items, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, wrap(ctx, "onchain token transfers", err)
+	}
+	maxNet := 0.0
+	for _, r := range items {
+		maxNet = math.Max(maxNet, math.Abs(r.NetUSD))
+	}
+	for i := range items {
+		r := &items[i]
+		r.NetUSDRaw = usd(r.NetUSD)
+		if maxNet > 0 {
+			r.NetBarPct = Round(100*math.Abs(r.NetUSD)/maxNet, 1)
+		}
+		r.AddrShort = ShortAddr(r.Address)
+		r.BoughtFmt, r.SoldFmt, r.NetTokensFmt = FmtCompact(r.Bought, ""), FmtCompact(r.Sold, ""), FmtCompact(r.NetTokens, "")
+		r.USDSpentFmt, r.USDReceivedFmt, r.NetUSDFmt = FmtCompact(r.USDSpent, "$"), FmtCompact(r.USDReceived, "$"), FmtCompact(r.NetUSD, "$")
+	}
+	return items, nil
+}
+
+// shortChains turns "base,ethereum" into the display order with short names.
+func shortChains(list string) []string {
+	out := []string{}
+	for _, c := range OnchainChains {
+		for _, s := range strings.Split(list, ",") {
+			if s == c {
+				out = append(out, onchainShort[c])
+			}
+		}
+	}
+	return out
+}
+
+// ShortAddr renders 0x1234…abcd.
+func ShortAddr(a string) string {
+	if len(a) < 10 {
+		return a
+	}
+	return a[:6] + "…" + a[len(a)-4:]
+}
+
+// FmtCompact renders x with two decimals and a K, M or B suffix, prefixed by unit
+// ("$" for USD) after the sign: -$1.23M.
+func FmtCompact(x float64, unit string) string {
+	sign := ""
+	if x < 0 {
+		sign, x = "-", -x
+	}
+	suffix := ""
+	switch {
+	case x >= 1e9:
+		x, suffix = x/1e9, "B"
+	case x >= 1e6:
+		x, suffix = x/1e6, "M"
+	case x >= 1e3:
+		x, suffix = x/1e3, "K"
+	}
+	s := fmt.Sprintf("%.2f", x)
+	if s == "0.00" {
+		sign = ""
+	}
+	return sign + unit + s + suffix
+}

@@ -1,0 +1,143 @@
+package query
+
+import (
+	"context"
+
+	sqlfiles "mdq/sql"
+)
+
+var onchainWalletCompareSQL = sqlfiles.MustRead("onchain/wallet_compare.sql")
+
+// SharedCounterparty is an address both compared wallets dealt with.
+type SharedCounterparty struct {
+	Address    string  `json:"address"`
+	Label      *string `json:"label" doc:"cascade label entity; null when unlabelled"`
+	AVolumeUSD float64 `json:"a_volume_usd" doc:"USD between wallet_a and this address, both ways"`
+	BVolumeUSD float64 `json:"b_volume_usd" doc:"USD between wallet_b and this address, both ways"`
+	ATxCount   int64   `json:"a_tx_count"`
+	BTxCount   int64   `json:"b_tx_count"`
+}
+
+// SharedToken is a token both compared wallets moved.
+type SharedToken struct {
+	TokenAddress string  `json:"token_address"`
+	Symbol       string  `json:"symbol" doc:"from token metadata; empty when unknown"`
+	AVolumeUSD   float64 `json:"a_volume_usd" doc:"USD of wallet_a's transfers of the token, both ways"`
+	BVolumeUSD   float64 `json:"b_volume_usd"`
+	ATxCount     int64   `json:"a_tx_count"`
+	BTxCount     int64   `json:"b_tx_count"`
+}
+
+// DirectFlow is what the two compared wallets sent each other.
+type DirectFlow struct {
+	AToBUSD float64 `json:"a_to_b_usd"`
+	BToAUSD float64 `json:"b_to_a_usd"`
+	TxCount int64   `json:"tx_count"`
+}
+
+// WalletCompare is /v1/onchain/wallets/compare.
+type WalletCompare struct {
+	WalletA              string               `json:"wallet_a"`
+	WalletB              string               `json:"wallet_b"`
+	Chain                string               `json:"chain"`
+	Window               string               `json:"window"`
+	SharedCounterparties []SharedCounterparty `json:"shared_counterparties" doc:"ranked by a_volume_usd plus b_volume_usd"`
+	SharedTokens         []SharedToken        `json:"shared_tokens" doc:"ranked by a_volume_usd plus b_volume_usd"`
+	Direct               DirectFlow           `json:"direct"`
+}
+
+// OnchainWalletCompare returns what two wallets share on a chain over a window.
+func (q *Queries) OnchainWalletCompare(ctx context.Context, chain, a, b, window string, limit int) (WalletCompare, error) {
+	out := WalletCompare{WalletA: a, WalletB: b, Chain: chain, Window: window, SharedCounterparties: []SharedCounterparty{}, SharedTokens: []SharedToken{}}
+	if err := q.onchainLegs(ctx); err != nil {
+		return out, err
+	}
+	ctx, cancel := q.ctx(ctx)
+	defer cancel()
+	since, until := windowBounds(q.Now(), window)
+	rows, err := q.db.QueryContext(ctx, onchainWalletCompareSQL, chain, a, b, since, until, limit)
+	if err != nil {
+		return out, wrap(ctx, "onchain wallet compare", err)
+	}
+	defer rows.Close()
+	var addrs, toks []string
+	for rows.Next() {
+		var kind, key string
+		var au, bu float64
+		var an, bn int64
+		if err := rows.Scan(&kind, &key, &au, &bu, &an, &bn); err != nil {
+			return out, wrap(ctx, "onchain wallet compare", err)
+		}
+		switch kind {
+		case "c":
+			out.SharedCounterparties = append(out.SharedCounterparties, SharedCounterparty{Address: key, AVolumeUSD: usd(au), BVolumeUSD: usd(bu), ATxCount: an, BTxCount: bn})
+			addrs = append(addrs, key)
+		case "t":
+			out.SharedTokens = append(out.SharedTokens, SharedToken{TokenAddress: key, AVolumeUSD: usd(au), BVolumeUSD: usd(bu), ATxCount: an, BTxCount: bn})
+			toks = append(toks, key)
+		default:
+			out.Direct = DirectFlow{AToBUSD: usd(au), BToAUSD: usd(bu), TxCount: an}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return out, wrap(ctx, "onchain wallet compare", err)
+	}
+	// Order within each list is the SQL's; sort again since UNION ALL does not keep it.
+	sortShared(out.SharedCounterparties, func(s SharedCounterparty) (float64, string) { return s.AVolumeUSD + s.BVolumeUSD, s.Address })
+	sortShared(out.SharedTokens, func(s SharedToken) (float64, string) { return s.AVolumeUSD + s.BVolumeUSD, s.TokenAddress })
+	labels, err := q.OnchainLabels(ctx, addrs)
+	if err != nil {
+		return out, err
+	}
+	for i := range out.SharedCounterparties {
+		if l, ok := labels[out.SharedCounterparties[i].Address]; ok {
+			e := l.Entity
+			out.SharedCounterparties[i].Label = &e
+		}
+	}
+	syms, err := q.tokenSymbols(ctx, chain, toks)
+	if err != nil {
+		return out, err
+	}
+	for i := range out.SharedTokens {
+		out.SharedTokens[i].Symbol = syms[out.SharedTokens[i].TokenAddress]
+	}
+	return out, nil
+}
+
+func sortShared[T any](l []T, key func(T) (float64, string)) {
+	for i := 1; i < len(l); i++ {
+		for j := i; j > 0; j-- {
+			vj, aj := key(l[j])
+			vp, ap := key(l[j-1])
+			if vj > vp || vj == vp && aj < ap {
+				l[j], l[j-1] = l[j-1], l[j]
+				continue
+			}
+			break
+		}
+	}
+}
+
+var onchainTokenSymbolsSQL = sqlfiles.MustRead("onchain/token_symbols.sql")
+
+// tokenSymbols maps token addresses of a chain to their symbols.
+func (q *Queries) tokenSymbols(ctx context.Context, chain string, toks []string) (map[string]string, error) {
+	out := map[string]string{}
+	if len(toks) == 0 {
+		return out, nil
+	}
+	rows, err := q.db.QueryContext(ctx, onchainTokenSymbolsSQL, chain, csv(toks))
+	if err != nil {
+		return nil, wrap(ctx, "onchain token symbols", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var a, s string
+		if err := rows.Scan(&a, &s); err != nil {
+			return nil, wrap(ctx, "onchain token symbols", err)
+		}
+		out[a] = s
+	}
+	return out, wrap(ctx, "onchain token symbols", rows.Err())
+}

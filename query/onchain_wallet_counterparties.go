@@ -1,0 +1,56 @@
+package query
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	sqlfiles "mdq/sql"
+)
+
+var onchainWalletCounterpartiesSQL = sqlfiles.MustRead("onchain/wallet_counterparties.sql")
+
+// Counterparty is one row of /v1/onchain/wallets/{address}/counterparties.
+type Counterparty struct {
+	Address    string  `json:"address"`
+	Label      *string `json:"label" doc:"cascade label entity; null when unlabelled"`
+	WalletType *string `json:"wallet_type" doc:"cascade label wallet type; null when unlabelled"`
+	VolumeUSD  float64 `json:"volume_usd" doc:"out_usd plus in_usd"`
+	OutUSD     float64 `json:"out_usd" doc:"USD the wallet sent to the counterparty"`
+	InUSD      float64 `json:"in_usd" doc:"USD the wallet received from the counterparty"`
+	NetUSD     float64 `json:"net_usd" doc:"in_usd minus out_usd"`
+	TxCount    int64   `json:"tx_count" doc:"transfers between them, both ways"`
+	Tokens     int64   `json:"tokens" doc:"distinct tokens moved between them"`
+	FirstTS    string  `json:"first_ts" doc:"first transfer in the window, ISO-8601 UTC"`
+	LastTS     string  `json:"last_ts" doc:"last transfer in the window, ISO-8601 UTC"`
+}
+
+// OnchainWalletCounterparties ranks a wallet's counterparties by USD volume.
+func (q *Queries) OnchainWalletCounterparties(ctx context.Context, chain, address, window string, limit int) ([]Counterparty, error) {
+	if err := q.onchainLegs(ctx); err != nil {
+		return nil, err
+	}
+	ctx, cancel := q.ctx(ctx)
+	defer cancel()
+	since, until := windowBounds(q.Now(), window)
+	rows, err := q.db.QueryContext(ctx, onchainWalletCounterpartiesSQL, chain, address, since, until, limit)
+	if err != nil {
+		return nil, wrap(ctx, "onchain wallet counterparties", err)
+	}
+	defer rows.Close()
+	items := []Counterparty{}
+	for rows.Next() {
+		var r Counterparty
+		var label, wt sql.NullString
+		var first, last time.Time
+		if err := rows.Scan(&r.Address, &label, &wt, &r.VolumeUSD, &r.OutUSD, &r.InUSD, &r.TxCount, &r.Tokens, &first, &last); err != nil {
+			return nil, wrap(ctx, "onchain wallet counterparties", err)
+		}
+		r.Label, r.WalletType = nullStr(label), nullStr(wt)
+		r.NetUSD = usd(r.InUSD - r.OutUSD)
+		r.VolumeUSD, r.OutUSD, r.InUSD = usd(r.VolumeUSD), usd(r.OutUSD), usd(r.InUSD)
+		r.FirstTS, r.LastTS = first.UTC().Format(time.RFC3339), last.UTC().Format(time.RFC3339)
+		items = append(items, r)
+	}
+	return items, wrap(ctx, "onchain wallet counterparties", rows.Err())
+}

@@ -1,0 +1,105 @@
+package query
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	sqlfiles "mdq/sql"
+)
+
+var onchainWalletTransactionsSQL = sqlfiles.MustRead("onchain/wallet_transactions.sql")
+
+// TxCursor is the keyset position of the last transaction served.
+type TxCursor struct {
+	BlockUS  int64  `json:"t"`
+	LogIndex int64  `json:"l"`
+	TxHash   string `json:"h"`
+}
+
+// OnchainWalletTransactionsParams are the inputs of OnchainWalletTransactions.
+type OnchainWalletTransactionsParams struct {
+	Chain, Address string
+	Days           int
+	Token          string // "" for every token
+	MinUSD         float64
+	After          *TxCursor
+	Limit          int
+}
+
+// WalletTransaction is one transfer of /v1/onchain/wallets/{address}/transactions.
+type WalletTransaction struct {
+	TxHash       string   `json:"tx_hash"`
+	BlockNumber  int64    `json:"block_number"`
+	BlockTime    string   `json:"block_time" doc:"ISO-8601 UTC"`
+	LogIndex     int64    `json:"log_index"`
+	TokenAddress string   `json:"token_address" doc:"the zero address is the native coin"`
+	Symbol       string   `json:"symbol" doc:"from token metadata; empty when unknown"`
+	Direction    string   `json:"direction" doc:"in, out or self, from the wallet's side"`
+	Counterparty string   `json:"counterparty" doc:"the other address of the transfer"`
+	From         string   `json:"from"`
+	To           string   `json:"to"`
+	Amount       float64  `json:"amount" doc:"whole tokens (decimals applied)"`
+	USD          *float64 `json:"usd" doc:"USD at transfer time; null for an unpriced token"`
+}
+
+// WalletTransactions is the envelope of /v1/onchain/wallets/{address}/transactions.
+type WalletTransactions struct {
+	Wallet       string              `json:"wallet"`
+	Transactions []WalletTransaction `json:"transactions"`
+	NextCursor   *string             `json:"next_cursor" doc:"pass back as cursor with the same filters; null on the last page"`
+}
+
+// OnchainWalletTransactions returns up to Limit transfers newest first and the cursor
+// key of the last one when more follow.
+func (q *Queries) OnchainWalletTransactions(ctx context.Context, p OnchainWalletTransactionsParams) ([]WalletTransaction, *TxCursor, error) {
+	if err := q.onchainLegs(ctx); err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := q.ctx(ctx)
+	defer cancel()
+	now := q.Now()
+	var c TxCursor
+	if p.After != nil {
+		c = *p.After
+	}
+	rows, err := q.db.QueryContext(ctx, onchainWalletTransactionsSQL, p.Chain, p.Address,
+		micros(now.Add(-time.Duration(p.Days)*24*time.Hour)), micros(now), p.Token, p.MinUSD,
+		p.After != nil, c.BlockUS, c.LogIndex, c.TxHash, p.Limit+1)
+	if err != nil {
+		return nil, nil, wrap(ctx, "onchain wallet transactions", err)
+	}
+	defer rows.Close()
+	items := []WalletTransaction{}
+	var keys []TxCursor
+	for rows.Next() {
+		var r WalletTransaction
+		var bt int64
+		var u sql.NullFloat64
+		if err := rows.Scan(&r.TxHash, &r.BlockNumber, &bt, &r.LogIndex, &r.TokenAddress, &r.Symbol, &r.From, &r.To, &r.Amount, &u); err != nil {
+			return nil, nil, wrap(ctx, "onchain wallet transactions", err)
+		}
+		r.BlockTime = time.UnixMicro(bt).UTC().Format(time.RFC3339)
+		switch {
+		case r.From == r.To:
+			r.Direction, r.Counterparty = "self", r.To
+		case r.To == p.Address:
+			r.Direction, r.Counterparty = "in", r.From
+		default:
+			r.Direction, r.Counterparty = "out", r.To
+		}
+		if u.Valid {
+			v := usd(u.Float64)
+			r.USD = &v
+		}
+		items = append(items, r)
+		keys = append(keys, TxCursor{BlockUS: bt, LogIndex: r.LogIndex, TxHash: r.TxHash})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, wrap(ctx, "onchain wallet transactions", err)
+	}
+	if len(items) > p.Limit {
+		return items[:p.Limit], &keys[p.Limit-1], nil
+	}
+	return items, nil, nil
+}

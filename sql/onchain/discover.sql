@@ -1,0 +1,70 @@
+-- OnchainDiscover is the wallet leaderboard of one chain over a rolling window. Only
+-- wallets whose realized PnL could be computed are listed (pnl_available = 1): those
+-- with at least one priced token both bought and sold in the window. Realized PnL
+-- per token is min(bought, sold) times (average sell price minus average buy price),
+-- summed over tokens as DECIMAL (no integer wraparound); tokens_profitable counts the
+-- tokens whose figure is above zero. total is the size of that whole population.
+-- Reads the in-memory legs.
+-- $1 chain, $2 since (epoch us, exclusive), $3 until (epoch us, inclusive), $4 sort,
+-- $5 order (asc or desc), $6 size.
+WITH wt AS (
+    SELECT wallet AS w, token,
+           sum(amount) FILTER (WHERE dir = 1) AS b, sum(usd) FILTER (WHERE dir = 1) AS bu,
+           sum(amount) FILTER (WHERE dir = -1) AS s, sum(usd) FILTER (WHERE dir = -1) AS su,
+           bool_and(priced) AS priced,
+           -- a self-transfer is one transfer: its sending leg does not count again
+           count(*) FILTER (WHERE NOT (self AND dir = -1)) AS n
+    FROM onchain_legs_mem
+    WHERE chain = $1 AND block_time > make_timestamp($2) AND block_time <= make_timestamp($3)
+    GROUP BY wallet, token
+),
+pt AS (
+    -- A token's PnL exists when it was bought and sold and is priced.
+    SELECT *, CASE WHEN b > 0 AND s > 0 AND priced
+                   THEN CAST(least(b, s) * (su / s - bu / b) AS DECIMAL(38, 6)) END AS pnl
+    FROM wt
+),
+wallets AS (
+    SELECT w AS address,
+           coalesce(sum(bu), 0) AS inflow, coalesce(sum(su), 0) AS outflow,
+           count(*) AS tokens_traded,
+           count(*) FILTER (WHERE pnl > 0) AS tokens_profitable,
+           sum(pnl) AS realized_pnl,
+           sum(n) AS tx_count
+    FROM pt GROUP BY w
+    HAVING count(pnl) > 0
+),
+ranked AS (
+    SELECT *, count(*) OVER () AS total FROM wallets
+),
+page AS (
+    SELECT * FROM ranked
+    ORDER BY (CASE $4
+                WHEN 'inflow' THEN round(inflow, 2)
+                WHEN 'outflow' THEN round(outflow, 2)
+                WHEN 'net_flow' THEN round(inflow, 2) - round(outflow, 2)
+                WHEN 'tx_count' THEN tx_count
+                WHEN 'pnl' THEN round(realized_pnl, 2)
+                ELSE round(inflow, 2) + round(outflow, 2)
+              END) * (CASE WHEN $5 = 'asc' THEN 1 ELSE -1 END),
+             address
+    LIMIT $6
+),
+seen AS (
+    SELECT wallet AS address, min(block_time) AS first_seen, max(block_time) AS last_active
+    FROM onchain_legs_mem
+    WHERE chain = $1 AND block_time <= make_timestamp($3) AND wallet IN (SELECT address FROM page)
+    GROUP BY wallet
+)
+SELECT p.address, p.inflow::DOUBLE, p.outflow::DOUBLE, p.tx_count, p.tokens_traded, p.tokens_profitable,
+       s.first_seen, s.last_active, p.realized_pnl::DOUBLE, p.total
+FROM page p JOIN seen s USING (address)
+ORDER BY (CASE $4
+            WHEN 'inflow' THEN round(p.inflow, 2)
+            WHEN 'outflow' THEN round(p.outflow, 2)
+            WHEN 'net_flow' THEN round(p.inflow, 2) - round(p.outflow, 2)
+            WHEN 'tx_count' THEN p.tx_count
+            WHEN 'pnl' THEN round(p.realized_pnl, 2)
+            ELSE round(p.inflow, 2) + round(p.outflow, 2)
+          END) * (CASE WHEN $5 = 'asc' THEN 1 ELSE -1 END),
+         p.address;

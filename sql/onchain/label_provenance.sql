@@ -1,0 +1,8 @@
+-- OnchainLabelProvenance lists every source's label row for one address in cascade
+-- order (priority 1 first); the first row is the label the cascade resolves to.
+-- $1 address.
+SELECT l.source, s.name, s.kind, s.priority, s.url, l.entity, l.wallet_type, l.confidence,
+       coalesce(l.risk_flag, ''), l.observed_at
+FROM onchain_labels l JOIN onchain_label_sources s USING (source)
+WHERE l.address = $1
+ORDER BY s.priority, l.source;

@@ -1,0 +1,85 @@
+-- OnchainScreener ranks the tokens of one chain by activity over calendar dates.
+-- Flows are measured at the edge of a wallet population P: in_usd is USD moved into P
+-- from outside it, out_usd USD moved out of P; transfers inside P or outside it move
+-- neither. P is every address the label cascade does not mark as a venue (cex, dex,
+-- defi, market_maker, bridge), or the smart-money cohort with smart_money_only.
+-- The smart-money cohort: non-venue wallets whose realized PnL on the chain over all
+-- history up to now is at least $9 USD (OnchainSmartMoneyPnL; realized PnL as in
+-- discover: per token, the matched quantity min(bought, sold) times the average sell
+-- price minus the average buy price, over priced transfers).
+-- Reads the in-memory legs; each transfer is its sending leg (dir -1: wallet is the
+-- sender, cp the receiver).
+-- $1 chain, $2 first date (YYYY-MM-DD, inclusive), $3 until (epoch us, inclusive),
+-- $4 smart_money_only, $5 sort, $6 min_volume_usd, $7 min_holders, $8 limit,
+-- $9 cohort PnL floor (USD).
+WITH venues AS (
+    SELECT address FROM onchain_labels_mem WHERE venue
+),
+wt AS (
+    SELECT wallet AS w, token,
+           sum(amount) FILTER (WHERE dir = 1) AS b, sum(usd) FILTER (WHERE dir = 1) AS bu,
+           sum(amount) FILTER (WHERE dir = -1) AS s, sum(usd) FILTER (WHERE dir = -1) AS su
+    FROM onchain_legs_mem
+    WHERE chain = $1 AND block_time <= make_timestamp($3) AND priced
+    GROUP BY wallet, token
+),
+cohort AS (
+    SELECT w AS address
+    FROM wt
+    WHERE b > 0 AND s > 0 AND w NOT IN (SELECT address FROM venues)
+    GROUP BY w
+    HAVING sum(CAST(least(b, s) * (su / s - bu / b) AS DECIMAL(38, 6))) >= $9
+),
+tx AS (
+    SELECT l.token AS token_address, l.wallet AS from_address, l.cp AS to_address, l.usd,
+           l.wallet NOT IN (SELECT address FROM venues) AS f_wallet,
+           l.cp NOT IN (SELECT address FROM venues) AS t_wallet,
+           l.wallet IN (SELECT address FROM cohort) AS f_smart,
+           l.cp IN (SELECT address FROM cohort) AS t_smart
+    FROM onchain_legs_mem l
+    WHERE l.chain = $1 AND l.dir = -1
+      AND l.block_time >= CAST(CAST($2 AS DATE) AS TIMESTAMP) AND l.block_time <= make_timestamp($3)
+),
+scoped AS (
+    -- With smart_money_only only transfers touching the cohort count, and P is the cohort.
+    SELECT token_address, from_address, to_address, usd, f_smart, t_smart,
+           CASE WHEN $4 THEN f_smart ELSE f_wallet END AS f_in,
+           CASE WHEN $4 THEN t_smart ELSE t_wallet END AS t_in
+    FROM tx
+    WHERE NOT $4 OR f_smart OR t_smart
+),
+holders AS (
+    SELECT token_address, count(DISTINCT a) AS n
+    FROM (
+        SELECT token_address, from_address AS a FROM scoped WHERE NOT $4 OR f_smart
+        UNION ALL
+        SELECT token_address, to_address FROM scoped WHERE NOT $4 OR t_smart
+    )
+    WHERE a <> '0x0000000000000000000000000000000000000000'
+    GROUP BY token_address
+),
+agg AS (
+    SELECT token_address,
+           sum(usd) AS volume_usd,
+           coalesce(sum(usd) FILTER (WHERE t_in AND NOT f_in), 0) AS in_usd,
+           coalesce(sum(usd) FILTER (WHERE f_in AND NOT t_in), 0) AS out_usd,
+           coalesce(sum(usd) FILTER (WHERE t_smart AND NOT f_smart), 0)
+             - coalesce(sum(usd) FILTER (WHERE f_smart AND NOT t_smart), 0) AS smart_net,
+           count(*) AS tx_count
+    FROM scoped
+    GROUP BY token_address
+)
+SELECT a.token_address, coalesce(k.symbol, ''), k.name,
+       a.volume_usd::DOUBLE, a.in_usd::DOUBLE, a.out_usd::DOUBLE, coalesce(h.n, 0) AS unique_holders, a.tx_count
+FROM agg a
+LEFT JOIN holders h USING (token_address)
+LEFT JOIN onchain_tokens k ON k.chain = $1 AND k.token_address = a.token_address
+WHERE round(a.volume_usd, 2) >= $6 AND coalesce(h.n, 0) >= $7
+ORDER BY CASE $5
+           WHEN 'net_inflow' THEN round(a.in_usd, 2) - round(a.out_usd, 2)
+           WHEN 'holders' THEN coalesce(h.n, 0)
+           WHEN 'smart_inflow' THEN round(a.smart_net, 2)
+           ELSE round(a.volume_usd, 2)
+         END DESC,
+         a.token_address
+LIMIT $8;

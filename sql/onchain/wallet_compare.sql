@@ -1,0 +1,42 @@
+-- OnchainWalletCompare finds what two wallets share on one chain over a rolling window:
+-- counterparties both dealt with (kind 'c'), tokens both moved (kind 't'), and their
+-- direct transfers (kind 'd', one row). Shared lists rank by the two wallets' volume
+-- together (ties on address). USD at transfer time, both directions. Reads the two
+-- wallets' legs; self-transfers are left out.
+-- $1 chain, $2 wallet a, $3 wallet b, $4 since (epoch us, exclusive), $5 until
+-- (epoch us, inclusive), $6 rows per list.
+WITH sides AS (
+    SELECT wallet AS w, cp AS other, token AS token_address, usd, dir
+    FROM onchain_legs_mem
+    WHERE wallet IN ($2, $3) AND chain = $1 AND NOT self
+      AND block_time > make_timestamp($4) AND block_time <= make_timestamp($5)
+),
+cp AS (
+    SELECT other AS key,
+           coalesce(sum(usd) FILTER (WHERE w = $2), 0) AS a_usd, coalesce(sum(usd) FILTER (WHERE w = $3), 0) AS b_usd,
+           count(*) FILTER (WHERE w = $2) AS a_n, count(*) FILTER (WHERE w = $3) AS b_n
+    FROM sides WHERE other NOT IN ($2, $3)
+    GROUP BY other HAVING a_n > 0 AND b_n > 0
+    ORDER BY a_usd + b_usd DESC, key LIMIT $6
+),
+tk AS (
+    SELECT token_address AS key,
+           coalesce(sum(usd) FILTER (WHERE w = $2), 0) AS a_usd, coalesce(sum(usd) FILTER (WHERE w = $3), 0) AS b_usd,
+           count(*) FILTER (WHERE w = $2) AS a_n, count(*) FILTER (WHERE w = $3) AS b_n
+    FROM sides
+    GROUP BY token_address HAVING a_n > 0 AND b_n > 0
+    ORDER BY a_usd + b_usd DESC, key LIMIT $6
+),
+d AS (
+    -- a's legs against b: dir -1 is a to b, dir 1 is b to a.
+    SELECT 'd' AS kind, '' AS key,
+           coalesce(sum(usd) FILTER (WHERE dir = -1), 0) AS a_usd,
+           coalesce(sum(usd) FILTER (WHERE dir = 1), 0) AS b_usd,
+           count(*) AS a_n, 0 AS b_n
+    FROM sides WHERE w = $2 AND other = $3
+)
+SELECT 'c', key, a_usd::DOUBLE, b_usd::DOUBLE, a_n, b_n FROM cp
+UNION ALL
+SELECT 't', key, a_usd::DOUBLE, b_usd::DOUBLE, a_n, b_n FROM tk
+UNION ALL
+SELECT kind, key, a_usd::DOUBLE, b_usd::DOUBLE, a_n, b_n FROM d;
