@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -449,7 +448,7 @@ func TestOnchainScreenerRules(t *testing.T) {
 	}
 }
 
-// TestOnchainScreenerFixture: limit 500 is accepted and applied at 100; a token whose
+// TestOnchainScreenerFixture: limit defaults to 50; 500 is accepted and applied at 100; a token whose
 // in_usd equals out_usd ranks at zero on net_inflow, between gainers and losers.
 func TestOnchainScreenerFixture(t *testing.T) {
 	f := &ocFixture{}
@@ -473,6 +472,10 @@ func TestOnchainScreenerFixture(t *testing.T) {
 	ocGet(t, h, "/v1/onchain/tokens/screener?limit=500", &got)
 	if len(got) != 100 {
 		t.Fatalf("limit=500 served %d rows, want 100", len(got))
+	}
+	ocGet(t, h, "/v1/onchain/tokens/screener", &got)
+	if len(got) != 50 {
+		t.Fatalf("default limit served %d rows, want 50", len(got))
 	}
 	ocGet(t, h, "/v1/onchain/tokens/screener?sort=net_inflow&min_volume_usd=1000", &got)
 	pos := map[string]int{}
