@@ -214,11 +214,12 @@ func TestParamParsing(t *testing.T) {
 		check       func(handlers.Values) bool
 		wantErr     string
 	}{
-		{"defaults", "", nil, func(v handlers.Values) bool {
-			return v.Int("limit") == 100 && v.Str("window") == "30d" && v.Float("min_usd") == 1 && !v.Has("limit")
+		{"defaults (a default above the applied cap is applied at the cap)", "", nil, func(v handlers.Values) bool {
+			return v.Int("limit") == 50 && v.Str("window") == "30d" && v.Float("min_usd") == 1 && !v.Has("limit")
 		}, ""},
-		{"zero resolves to default", "limit=0", nil, func(v handlers.Values) bool { return v.Int("limit") == 100 }, ""},
-		{"empty resolves to default", "limit=", nil, func(v handlers.Values) bool { return v.Int("limit") == 100 }, ""},
+		{"zero resolves to default", "limit=0", nil, func(v handlers.Values) bool { return v.Int("limit") == 50 }, ""},
+		{"empty resolves to default", "limit=", nil, func(v handlers.Values) bool { return v.Int("limit") == 50 }, ""},
+		{"accepted and applied", "limit=7", nil, func(v handlers.Values) bool { return v.Int("limit") == 7 }, ""},
 		{"accepted but capped", "limit=1000", nil, func(v handlers.Values) bool { return v.Int("limit") == 50 }, ""},
 		{"over accepted", "limit=1001", nil, nil, "limit must be at most 1000"},
 		{"not integer", "limit=abc", nil, nil, "limit must be an integer"},

@@ -27,14 +27,6 @@ func addrParam(name, doc string) Param {
 		Example: "0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48"}
 }
 
-// onchainLimitCap is the applied cap of counterparties and compare, whose SPEC default
-// (100) lies above it. The route table serves a default as declared (ClampHi moves
-// only values the client sent, see TestParamParsing), so the cap is applied to the
-// default here too.
-const onchainLimitCap = 50
-
-func appliedLimit(v Values) int { return int(min(v.Int("limit"), onchainLimitCap)) }
-
 // onchainRoutes are the on-chain routes. Every one logs 1 credit per REST call, answers
 // errors as {"detail": ...} and is also an MCP tool.
 func onchainRoutes() []*Route {
@@ -211,13 +203,13 @@ func onchainRoutes() []*Route {
 			addrParam("address", "wallet"),
 			chainParam(),
 			{Name: "window", Kind: Enum, Enum: onchainWindows, Default: "30d", ZeroIsDefault: true, Doc: "24h, 7d, 30d, 90d or all; default 30d"},
-			{Name: "limit", Kind: Int, Default: int64(100), Min: F(1), Max: F(1000), ClampHi: F(onchainLimitCap), ZeroIsDefault: true, Doc: "default 100 (MCP: 10); accepted up to 1000; applied at most 50"},
+			{Name: "limit", Kind: Int, Default: int64(100), Min: F(1), Max: F(1000), ClampHi: F(50), ZeroIsDefault: true, Doc: "default 100 (MCP: 10); accepted up to 1000; applied at most 50"},
 		},
 		Response: []query.Counterparty{},
 		MCP: &MCPTool{Name: "onchain_wallet_counterparties", Credits: 1, Defaults: map[string]any{"limit": int64(10)},
 			Description: "A wallet's top counterparties by USD volume, with labels."},
 		Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
-			return q.OnchainWalletCounterparties(ctx, v.Str("chain"), v.Str("address"), v.Str("window"), appliedLimit(v))
+			return q.OnchainWalletCounterparties(ctx, v.Str("chain"), v.Str("address"), v.Str("window"), int(v.Int("limit")))
 		},
 	}, {
 		Method: "GET", Path: "/v1/onchain/wallets/{address}/pnl", Area: "onchain", Credits: 1,
@@ -266,12 +258,12 @@ func onchainRoutes() []*Route {
 			{Name: "wallet_b", Kind: Address, Required: true, Message: addressMessage, Doc: "second wallet", Example: "0xdac17f958d2ee523a2206206994597c13d831ec7"},
 			chainParam(),
 			{Name: "window", Kind: Enum, Enum: onchainWindows, Default: "30d", ZeroIsDefault: true, Doc: "24h, 7d, 30d, 90d or all; default 30d"},
-			{Name: "limit", Kind: Int, Default: int64(100), Min: F(1), Max: F(1000), ClampHi: F(onchainLimitCap), ZeroIsDefault: true, Doc: "rows per list; default 100; accepted up to 1000; applied at most 50"},
+			{Name: "limit", Kind: Int, Default: int64(100), Min: F(1), Max: F(1000), ClampHi: F(50), ZeroIsDefault: true, Doc: "rows per list; default 100; accepted up to 1000; applied at most 50"},
 		},
 		Response: query.WalletCompare{},
 		MCP:      &MCPTool{Name: "onchain_wallet_compare", Credits: 1, Description: "What two wallets share: counterparties, tokens and direct transfers."},
 		Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
-			return q.OnchainWalletCompare(ctx, v.Str("chain"), v.Str("wallet_a"), v.Str("wallet_b"), v.Str("window"), appliedLimit(v))
+			return q.OnchainWalletCompare(ctx, v.Str("chain"), v.Str("wallet_a"), v.Str("wallet_b"), v.Str("window"), int(v.Int("limit")))
 		},
 	}, {
 		Method: "GET", Path: "/v1/onchain/tokens/search", Area: "onchain", Credits: 1,

@@ -212,14 +212,14 @@ func (p *Param) parse(raw string, present bool) (any, bool, error) {
 		if p.Required {
 			return nil, false, p.missing()
 		}
-		return p.Default, false, nil
+		return p.applied(p.Default), false, nil
 	}
 	switch p.Kind {
 	case Int:
 		i, err := strconv.ParseInt(raw, 10, 64)
 		if err != nil {
 			if p.Lenient {
-				return p.Default, false, nil
+				return p.applied(p.Default), false, nil
 			}
 			return nil, false, p.fail(raw, "%s must be an integer", p.Name)
 		}
@@ -310,6 +310,28 @@ func (p *Param) fail(raw, format string, args ...any) error {
 		return badInput(p.Message, raw)
 	}
 	return badInput(format, args...)
+}
+
+// applied moves a default into the applied range: SPEC's counterparties and compare
+// declare a default of 100 that is applied at 50, like any sent value above the cap.
+func (p *Param) applied(def any) any {
+	switch d := def.(type) {
+	case int64: // compared without converting d, so math.MaxInt64 defaults stay exact
+		if p.ClampLo != nil && float64(d) < *p.ClampLo {
+			return int64(*p.ClampLo)
+		}
+		if p.ClampHi != nil && float64(d) > *p.ClampHi {
+			return int64(*p.ClampHi)
+		}
+	case float64:
+		if p.ClampLo != nil && d < *p.ClampLo {
+			return *p.ClampLo
+		}
+		if p.ClampHi != nil && d > *p.ClampHi {
+			return *p.ClampHi
+		}
+	}
+	return def
 }
 
 // bound applies the accepted range (400 outside) and then the applied range (clamp).
