@@ -231,6 +231,15 @@ func (b *Board) finish() {
 		}
 		b.index[cat] = idx
 	}
+	// Sort every (category, window, sort) once with the board, so no request pays
+	// for a first sort (the hourly build absorbs it).
+	for cat := range b.Cats {
+		for _, key := range LeaderboardSorts {
+			for w := -1; w < len(boardWindows); w++ {
+				b.order(cat, w, key)
+			}
+		}
+	}
 }
 
 // Entry returns a wallet's entry in one category.

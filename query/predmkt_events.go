@@ -1,14 +1,20 @@
 package query
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	sqlfiles "mdq/sql"
 )
 
-var predmktEventsSQL = sqlfiles.MustRead("predmkt/events.sql")
+var (
+	predmktEventsSQL     = sqlfiles.MustRead("predmkt/events.sql")
+	predmktEventsSpanSQL = sqlfiles.MustRead("predmkt/events_span.sql")
+)
 
 // EventsMaxWindowMs and EventsMaxTokens are SPEC's limits on one /events request.
 const (
@@ -62,7 +68,11 @@ type EventsPage struct {
 }
 
 // PredmktEvents returns one page of the tape; has_more is decided by reading one row
-// past the page.
+// past the page. Over every token, the tape index's per-minute counts bound the
+// local_ts range that holds the page, and that range is read unordered and sorted
+// here (sorting the whole window in DuckDB is most of the cost of a large page);
+// with a token filter, or when the bound range holds fewer rows than a page (the
+// counts include events the cursor excludes), events.sql sorts and cuts the window.
 func (q *Queries) PredmktEvents(ctx context.Context, p PredmktEventsParams) (EventsPage, error) {
 	ctx, cancel := q.ctx(ctx)
 	defer cancel()
@@ -71,32 +81,140 @@ func (q *Queries) PredmktEvents(ctx context.Context, p PredmktEventsParams) (Eve
 	if p.After != nil {
 		c = *p.After
 	}
-	rows, err := q.db.QueryContext(ctx, predmktEventsSQL, strings.Join(p.TokenIDs, ","), p.FromMs, p.ToMs,
-		p.EventType, c.LocalTS, c.Seq, c.TokenID, p.Limit+1)
+	page := EventsPage{Events: []TapeEvent{}}
+	ix, err := q.predmktTape(ctx)
 	if err != nil {
 		return EventsPage{}, wrap(ctx, op, err)
 	}
-	defer rows.Close()
-	page := EventsPage{Events: make([]TapeEvent, 0, min(p.Limit, 4096))}
-	for rows.Next() {
-		var e TapeEvent
-		if err := rows.Scan(&e.EventType, &e.TokenID, &e.TS, &e.LocalTS, &e.Seq, &e.Side, &e.Price, &e.Size,
-			&e.BestBid, &e.BestAsk, &e.Bids, &e.Asks, &e.IsSnapshot, &e.Status); err != nil {
-			return EventsPage{}, wrap(ctx, op, err)
-		}
-		if len(page.Events) == p.Limit {
-			page.HasMore = true
-			break
-		}
-		page.Events = append(page.Events, e)
+	start := max(p.FromMs, c.LocalTS)
+	if start >= p.ToMs {
+		return page, nil
 	}
-	if err := rows.Err(); err != nil {
+	var evs []TapeEvent
+	if len(p.TokenIDs) == 0 {
+		end := ix.eventsBound(start, p.ToMs, int64(p.Limit)+1, p.EventType)
+		if lo, hi, ok := ix.bookDates(start, end-1); ok {
+			evs, err = q.scanEvents(ctx, predmktEventsSpanSQL, p.Limit+1, p.FromMs, end, p.EventType, c.LocalTS, c.Seq, c.TokenID, lo, hi)
+			if err != nil {
+				return EventsPage{}, wrap(ctx, op, err)
+			}
+		}
+		if len(evs) <= p.Limit && end < p.ToMs {
+			evs = nil // fewer than a page: fall back to sorting the whole window
+		} else {
+			return pageOf(sortEvents(evs, p.Limit+1), p.Limit), nil
+		}
+	}
+	lo, hi, ok := ix.bookDates(start, p.ToMs-1)
+	if !ok {
+		return page, nil // no file holds an event of the window
+	}
+	evs, err = q.scanEvents(ctx, predmktEventsSQL, p.Limit+1, strings.Join(p.TokenIDs, ","), p.FromMs, p.ToMs,
+		p.EventType, c.LocalTS, c.Seq, c.TokenID, p.Limit+1, lo, hi)
+	if err != nil {
 		return EventsPage{}, wrap(ctx, op, err)
 	}
-	if page.HasMore {
-		last := page.Events[len(page.Events)-1]
+	return pageOf(evs, p.Limit), nil
+}
+
+// sortEvents returns the first n of evs in (local_ts, seq, token_id) order, sorting
+// positions rather than the wide events themselves.
+func sortEvents(evs []TapeEvent, n int) []TapeEvent {
+	idx := make([]int32, len(evs))
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	slices.SortFunc(idx, func(i, j int32) int {
+		a, b := &evs[i], &evs[j]
+		if c := cmp.Compare(a.LocalTS, b.LocalTS); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.Seq, b.Seq); c != 0 {
+			return c
+		}
+		return strings.Compare(a.TokenID, b.TokenID)
+	})
+	out := make([]TapeEvent, min(n, len(idx)))
+	for k := range out {
+		out[k] = evs[idx[k]]
+	}
+	return out
+}
+
+// pageOf cuts ordered events to a page of limit, with has_more and next_cursor.
+func pageOf(evs []TapeEvent, limit int) EventsPage {
+	page := EventsPage{Events: evs}
+	if page.Events == nil {
+		page.Events = []TapeEvent{}
+	}
+	if len(evs) > limit {
+		page.Events, page.HasMore = evs[:limit:limit], true
+		last := page.Events[limit-1]
 		s := EventCursor{last.LocalTS, last.Seq, last.TokenID}.String()
 		page.NextCursor = &s
 	}
-	return page, nil
+	return page
+}
+
+// scanEvents runs events.sql or events_span.sql and reads their rows.
+func (q *Queries) scanEvents(ctx context.Context, stmt string, hint int, args ...any) ([]TapeEvent, error) {
+	rows, err := q.db.QueryContext(ctx, stmt, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	evs := make([]TapeEvent, 0, min(hint, 50_001))
+	var row string
+	for rows.Next() {
+		if err := rows.Scan(&row); err != nil {
+			return nil, err
+		}
+		var e TapeEvent
+		if !unpackEvent(row, &e) {
+			return nil, fmt.Errorf("malformed event row %.60q", row)
+		}
+		evs = append(evs, e)
+	}
+	return evs, rows.Err()
+}
+
+// unpackEvent splits the row text of events.sql and events_span.sql: ts, local_ts,
+// seq, is_snapshot, price, size, best_bid, best_ask, the byte lengths of event_type,
+// token_id, side, status and bids, comma-separated, then the six texts back to back
+// (asks last). The text fields share the row's string.
+func unpackEvent(s string, e *TapeEvent) bool {
+	var f [13]string
+	for i := range f {
+		j := strings.IndexByte(s, ',')
+		if j <= 0 {
+			return false
+		}
+		f[i], s = s[:j], s[j+1:]
+	}
+	var ints [4]int64
+	for i := range ints {
+		v, err := strconv.ParseInt(f[i], 10, 64)
+		if err != nil {
+			return false
+		}
+		ints[i] = v
+	}
+	e.TS, e.LocalTS, e.Seq, e.IsSnapshot = ints[0], ints[1], ints[2], int(ints[3])
+	for i, dst := range []*float64{&e.Price, &e.Size, &e.BestBid, &e.BestAsk} {
+		v, err := strconv.ParseFloat(f[4+i], 64)
+		if err != nil {
+			return false
+		}
+		*dst = v
+	}
+	out := [5]*string{&e.EventType, &e.TokenID, &e.Side, &e.Status, &e.Bids}
+	for i, dst := range out {
+		l, err := strconv.Atoi(f[8+i])
+		if err != nil || l < 0 || l > len(s) {
+			return false
+		}
+		*dst, s = s[:l], s[l:]
+	}
+	e.Asks = s
+	return true
 }

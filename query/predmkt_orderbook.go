@@ -12,7 +12,10 @@ import (
 	sqlfiles "mdq/sql"
 )
 
-var predmktOrderbookSQL = sqlfiles.MustRead("predmkt/orderbook.sql")
+var (
+	predmktOrderbookSQL    = sqlfiles.MustRead("predmkt/orderbook.sql")
+	predmktOrderbookRowSQL = sqlfiles.MustRead("predmkt/orderbook_row.sql")
+)
 
 // PredmktOrderbookParams are the inputs of PredmktOrderbook.
 type PredmktOrderbookParams struct {
@@ -42,14 +45,12 @@ func (q *Queries) PredmktOrderbook(ctx context.Context, p PredmktOrderbookParams
 	ctx, cancel := q.ctx(ctx)
 	defer cancel()
 	const op = "predmkt orderbook"
-	var ts int64
-	var bids, asks sql.NullString
-	err := q.db.QueryRowContext(ctx, predmktOrderbookSQL, p.TokenID, p.TS).Scan(&ts, &bids, &asks)
-	if errors.Is(err, sql.ErrNoRows) {
-		return []BookRow{}, nil // before the token's tape began
-	}
+	ts, bids, asks, found, err := q.orderbookSnapshot(ctx, p)
 	if err != nil {
 		return nil, wrap(ctx, op, err)
+	}
+	if !found {
+		return []BookRow{}, nil // before the token's tape began
 	}
 	out := []BookRow{}
 	for _, s := range []struct {
@@ -69,6 +70,34 @@ func (q *Queries) PredmktOrderbook(ctx context.Context, p PredmktOrderbookParams
 		}
 	}
 	return out, nil
+}
+
+// orderbookSnapshot finds the snapshot in the tape index and reads only its row; the
+// row read is checked against the index's key, and orderbook.sql over the whole tape
+// answers when it does not match (a file rewritten since the check).
+func (q *Queries) orderbookSnapshot(ctx context.Context, p PredmktOrderbookParams) (ts int64, bids, asks sql.NullString, found bool, err error) {
+	ix, err := q.predmktTape(ctx)
+	if err != nil {
+		return 0, bids, asks, false, err
+	}
+	f, s, ok := ix.tapeSnapshot(p.TokenID, p.TS)
+	if !ok {
+		return 0, bids, asks, false, nil
+	}
+	var tok, typ string
+	var rts, local, seq int64
+	err = q.db.QueryRowContext(ctx, predmktOrderbookRowSQL, f.path, s.row).Scan(&tok, &typ, &rts, &local, &seq, &bids, &asks)
+	if err == nil && tok == p.TokenID && typ == "book" && rts == s.ts && local == s.local && seq == s.seq {
+		return rts, bids, asks, true, nil
+	}
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return 0, bids, asks, false, err
+	}
+	err = q.db.QueryRowContext(ctx, predmktOrderbookSQL, p.TokenID, p.TS).Scan(&ts, &bids, &asks)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, bids, asks, false, nil
+	}
+	return ts, bids, asks, err == nil, err
 }
 
 // ParseBookSide reads one side's JSON text ([{"price":"0.48","size":"120"},...]) into

@@ -75,48 +75,96 @@ func (q *Queries) PredmktSmartMoney(ctx context.Context, p PredmktSmartMoneyPara
 		}
 		return []SmartMoneyFlowRow{}, nil
 	}
-	if _, err := q.PredmktBoard(ctx); err != nil { // the cohort comes from this hour's board
+	board, err := q.PredmktBoard(ctx) // the cohort comes from this hour's board
+	if err != nil {
 		return nil, err
 	}
 	now := q.Now().UnixMilli()
 	from := now - p.Hours*3_600_000
-	if p.Mode == "mispricings" {
-		return q.smartMispricings(ctx, p, from, now)
+	ix, err := q.predmktTape(ctx)
+	if err != nil {
+		return nil, wrap(ctx, "predmkt smart_money", err)
 	}
-	return q.smartFlows(ctx, p, from, now)
+	if p.Mode == "mispricings" {
+		return q.smartMispricings(ctx, p, from, now, func() ([]smartSide, error) { return ix.smartBuys(board, p.Category, from, now), nil })
+	}
+	return q.smartFlows(ctx, p, from, now, func() ([]smartFlowAgg, error) { return ix.smartFlows(board, p.Category, from, now), nil })
 }
 
-func (q *Queries) smartFlows(ctx context.Context, p PredmktSmartMoneyParams, from, now int64) ([]SmartMoneyFlowRow, error) {
-	ctx, cancel := q.ctx(ctx)
-	defer cancel()
+// smartFlowAgg is one market's cohort aggregate (smart_money_flows.sql's row).
+type smartFlowAgg struct {
+	cond, title, slug string
+	wallets, trades   int64
+	buy, sell         int64 // micro-USD
+	last              int64
+	yes               *string
+}
+
+// smartSide is one market outcome's cohort buys (smart_money_buys.sql's row).
+type smartSide struct {
+	cond, title, slug, token string
+	idx                      int
+	wallets                  int64
+	usd, size                int64 // micro-units
+	last                     int64
+}
+
+// smartDates bounds the date partitions of the trades files that can hold fills in
+// [from, now], so DuckDB opens only those; ok is false when none can.
+func (q *Queries) smartDates(ctx context.Context, from, now int64) (lo, hi string, ok bool, err error) {
+	ix, err := q.predmktTape(ctx)
+	if err != nil {
+		return "", "", false, wrap(ctx, "predmkt smart_money", err)
+	}
+	lo, hi, ok = ix.tradeDates(from, now)
+	return lo, hi, ok, nil
+}
+
+// smartFlowsFromSQL is smart_money_flows.sql over the raw files and the board in the
+// lake; the tests hold the index's aggregates to it.
+func (q *Queries) smartFlowsFromSQL(ctx context.Context, cat string, from, now int64) ([]smartFlowAgg, error) {
 	const op = "predmkt smart_money flows"
-	rows, err := q.db.QueryContext(ctx, predmktSmartFlowsSQL, p.Category, from, now)
+	lo, hi, ok, err := q.smartDates(ctx, from, now)
+	if err != nil || !ok {
+		return nil, err
+	}
+	rows, err := q.db.QueryContext(ctx, predmktSmartFlowsSQL, cat, from, now, lo, hi)
 	if err != nil {
 		return nil, wrap(ctx, op, err)
 	}
 	defer rows.Close()
+	var out []smartFlowAgg
+	for rows.Next() {
+		var a smartFlowAgg
+		if err := rows.Scan(&a.cond, &a.title, &a.slug, &a.wallets, &a.buy, &a.sell, &a.trades, &a.last, &a.yes); err != nil {
+			return nil, wrap(ctx, op, err)
+		}
+		out = append(out, a)
+	}
+	return out, wrap(ctx, op, rows.Err())
+}
+
+func (q *Queries) smartFlows(ctx context.Context, p PredmktSmartMoneyParams, from, now int64, src func() ([]smartFlowAgg, error)) ([]SmartMoneyFlowRow, error) {
+	ctx, cancel := q.ctx(ctx)
+	defer cancel()
+	aggs, err := src()
+	if err != nil {
+		return nil, err
+	}
 	type cand struct {
 		r    SmartMoneyFlowRow
 		last int64
 		yes  *string
 	}
 	var cs []cand
-	for rows.Next() {
-		var c cand
-		var buy, sell int64 // micro-USD
-		if err := rows.Scan(&c.r.ConditionID, &c.r.Title, &c.r.Slug, &c.r.SmartWallets, &buy, &sell,
-			&c.r.Trades, &c.last, &c.yes); err != nil {
-			return nil, wrap(ctx, op, err)
-		}
-		c.r.BuyInflow, c.r.SellOutflow = MicroUSD(buy), MicroUSD(sell)
+	for _, a := range aggs {
+		c := cand{last: a.last, yes: a.yes}
+		c.r.ConditionID, c.r.Title, c.r.Slug, c.r.SmartWallets, c.r.Trades = a.cond, a.title, a.slug, a.wallets, a.trades
+		c.r.BuyInflow, c.r.SellOutflow = MicroUSD(a.buy), MicroUSD(a.sell)
 		c.r.NetInflow = Round(c.r.BuyInflow-c.r.SellOutflow, 2)
 		c.r.LastTS = smartTS(c.last)
 		cs = append(cs, c)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, wrap(ctx, op, err)
-	}
-	rows.Close()
 	slices.SortFunc(cs, func(a, b cand) int {
 		if c := cmp.Compare(b.r.NetInflow, a.r.NetInflow); c != 0 {
 			return c
@@ -149,34 +197,42 @@ func (q *Queries) smartFlows(ctx context.Context, p PredmktSmartMoneyParams, fro
 	return out, nil
 }
 
-func (q *Queries) smartMispricings(ctx context.Context, p PredmktSmartMoneyParams, from, now int64) ([]SmartMoneyMispricingRow, error) {
-	ctx, cancel := q.ctx(ctx)
-	defer cancel()
+// smartBuysFromSQL is smart_money_buys.sql over the raw files and the board in the
+// lake; the tests hold the index's aggregates to it.
+func (q *Queries) smartBuysFromSQL(ctx context.Context, cat string, from, now int64) ([]smartSide, error) {
 	const op = "predmkt smart_money mispricings"
-	rows, err := q.db.QueryContext(ctx, predmktSmartBuysSQL, p.Category, from, now)
+	lo, hi, ok, err := q.smartDates(ctx, from, now)
+	if err != nil || !ok {
+		return nil, err
+	}
+	rows, err := q.db.QueryContext(ctx, predmktSmartBuysSQL, cat, from, now, lo, hi)
 	if err != nil {
 		return nil, wrap(ctx, op, err)
 	}
 	defer rows.Close()
-	type side struct {
-		cond, title, slug, token string
-		idx                      int
-		wallets                  int64
-		usd, size                int64 // micro-units
-		last                     int64
-	}
-	byMkt := map[string][]side{}
+	var out []smartSide
 	for rows.Next() {
-		var s side
+		var s smartSide
 		if err := rows.Scan(&s.cond, &s.title, &s.slug, &s.idx, &s.token, &s.wallets, &s.usd, &s.size, &s.last); err != nil {
 			return nil, wrap(ctx, op, err)
 		}
+		out = append(out, s)
+	}
+	return out, wrap(ctx, op, rows.Err())
+}
+
+func (q *Queries) smartMispricings(ctx context.Context, p PredmktSmartMoneyParams, from, now int64, src func() ([]smartSide, error)) ([]SmartMoneyMispricingRow, error) {
+	ctx, cancel := q.ctx(ctx)
+	defer cancel()
+	sides, err := src()
+	if err != nil {
+		return nil, err
+	}
+	type side = smartSide
+	byMkt := map[string][]side{}
+	for _, s := range sides {
 		byMkt[s.cond] = append(byMkt[s.cond], s)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, wrap(ctx, op, err)
-	}
-	rows.Close()
 	// Pick the side the cohort bought most (ties: the first outcome) in each market
 	// where the cohort put in at least 500 USD.
 	type cand struct {
@@ -240,8 +296,21 @@ func (q *Queries) smartMispricings(ctx context.Context, p PredmktSmartMoneyParam
 	return out, nil
 }
 
-// mids returns the latest recorded mid of each token at or before now (local_ts).
+// mids returns the latest recorded mid of each token at or before now (local_ts),
+// from the tape index (see docs/PREDMKT.md, Speed).
 func (q *Queries) mids(ctx context.Context, tokens []string, now int64) (map[string]float64, error) {
+	if len(tokens) == 0 {
+		return map[string]float64{}, nil
+	}
+	ix, err := q.predmktTape(ctx)
+	if err != nil {
+		return nil, wrap(ctx, "predmkt mids", err)
+	}
+	return q.tapeMids(ctx, ix, tokens, now)
+}
+
+// midsFromSQL is mids.sql over the whole tape; the tests hold the index to it.
+func (q *Queries) midsFromSQL(ctx context.Context, tokens []string, now int64) (map[string]float64, error) {
 	out := map[string]float64{}
 	if len(tokens) == 0 {
 		return out, nil

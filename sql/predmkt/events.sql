@@ -4,12 +4,14 @@
 -- token_id (rows strictly after it; $5 = -1 without a cursor), $8 rows to fetch,
 -- $9 $10 the first and last date partition whose files hold rows with local_ts in the
 -- window (from the tape index's per-file local_ts spans), so only those are opened.
--- The six text fields travel as one length-prefixed string (byte lengths, then the
--- texts back to back): one text value per row instead of six is most of the cost of
--- handing 50,000 rows to Go. PredmktEvents splits it again.
-SELECT ts, local_ts, seq, coalesce(price, 0), coalesce(size, 0),
-       coalesce(best_bid, 0), coalesce(best_ask, 0), CAST(coalesce(is_snapshot, 0) AS BIGINT),
-       concat(strlen(event_type), ',', strlen(token_id), ',', strlen(coalesce(side, '')), ',',
+-- Each row travels as one text value: ts, local_ts, seq, is_snapshot, price, size,
+-- best_bid, best_ask (DOUBLE as text is the shortest form that reads back to the same
+-- double), the byte lengths of five text fields, then the six texts back to back.
+-- Fourteen values per row are most of the cost of handing 50,000 rows to Go;
+-- PredmktEvents splits it again.
+SELECT concat(ts, ',', local_ts, ',', seq, ',', coalesce(is_snapshot, 0), ',',
+              coalesce(price, 0), ',', coalesce(size, 0), ',', coalesce(best_bid, 0), ',', coalesce(best_ask, 0), ',',
+              strlen(event_type), ',', strlen(token_id), ',', strlen(coalesce(side, '')), ',',
               strlen(coalesce(status, '')), ',', strlen(coalesce(bids, '')), ',',
               event_type, token_id, coalesce(side, ''), coalesce(status, ''), coalesce(bids, ''), coalesce(asks, ''))
 FROM predmkt_book_events

@@ -3,10 +3,10 @@
 -- sorts them in (local_ts, seq, token_id) order and keeps the page. Every token.
 -- $1 from_ms (inclusive), $2 the range's end (exclusive), $3 event_type ('' for all),
 -- $4 $5 $6 the cursor (local_ts, seq, token_id; $4 = -1 without one), $7 $8 the first
--- and last date partition holding rows of the range. Same columns as events.sql.
-SELECT ts, local_ts, seq, coalesce(price, 0), coalesce(size, 0),
-       coalesce(best_bid, 0), coalesce(best_ask, 0), CAST(coalesce(is_snapshot, 0) AS BIGINT),
-       concat(strlen(event_type), ',', strlen(token_id), ',', strlen(coalesce(side, '')), ',',
+-- and last date partition holding rows of the range. Same row text as events.sql.
+SELECT concat(ts, ',', local_ts, ',', seq, ',', coalesce(is_snapshot, 0), ',',
+              coalesce(price, 0), ',', coalesce(size, 0), ',', coalesce(best_bid, 0), ',', coalesce(best_ask, 0), ',',
+              strlen(event_type), ',', strlen(token_id), ',', strlen(coalesce(side, '')), ',',
               strlen(coalesce(status, '')), ',', strlen(coalesce(bids, '')), ',',
               event_type, token_id, coalesce(side, ''), coalesce(status, ''), coalesce(bids, ''), coalesce(asks, ''))
 FROM predmkt_book_events

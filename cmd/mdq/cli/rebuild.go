@@ -61,7 +61,9 @@ func boardRefresher(ctx context.Context, _ *Config, _ *cobra.Command, api *handl
 		t := time.NewTicker(time.Minute)
 		defer t.Stop()
 		for {
-			if _, err := api.Q.PredmktBoard(ctx); err != nil && ctx.Err() == nil && api.Log != nil {
+			// The prediction-market board and its tape index (ohlcv, orderbook, smart money,
+			// events), then the perpetuals boards.
+			if err := api.Q.WarmPredmkt(ctx); err != nil && ctx.Err() == nil && api.Log != nil {
 				api.Log.Error("predmkt board rebuild", "err", err)
 			}
 			if err := api.Q.PerpdexWarm(ctx); err != nil && ctx.Err() == nil && api.Log != nil {

@@ -1,0 +1,848 @@
+package query
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"mdq/lake"
+	sqlfiles "mdq/sql"
+)
+
+// The tape index: a derived, in-memory digest of the archive's predmkt trades and
+// book_events files that lets /ohlcv, /orderbook, /smart_money and /events avoid
+// scanning the whole tape. It is a pure function of the files, kept per file: every
+// use lists the files and compares (path, size, mtime, identity) with what the
+// index was built from, and re-reads only the files that appeared or changed (and
+// drops the ones that went away) before answering. Nothing in it depends on the
+// store clock: the clock is applied when it is read, so an answer never differs
+// from the same SQL over the raw files at the store clock.
+
+var (
+	predmktTapeTradesSQL = sqlfiles.MustRead("predmkt/board_tape_trades.sql")
+	predmktTapeSpanSQL   = sqlfiles.MustRead("predmkt/board_tape_span.sql")
+	predmktTapeBooksSQL  = sqlfiles.MustRead("predmkt/board_tape_books.sql")
+	predmktTapeMidsSQL   = sqlfiles.MustRead("predmkt/board_tape_mids.sql")
+	predmktTapeMktSQL    = sqlfiles.MustRead("predmkt/board_tape_markets.sql")
+	predmktTapeTokSQL    = sqlfiles.MustRead("predmkt/board_tape_tokens.sql")
+	predmktTapeMinSQL    = sqlfiles.MustRead("predmkt/board_tape_minutes.sql")
+)
+
+// tapeFile identifies one file version.
+type tapeFile struct {
+	path string
+	date string // the hive date=YYYY-MM-DD value of its directory; "" when none
+	info os.FileInfo
+}
+
+func (f tapeFile) same(o tapeFile) bool {
+	return f.path == o.path && f.info.Size() == o.info.Size() && f.info.ModTime().Equal(o.info.ModTime()) &&
+		os.SameFile(f.info, o.info)
+}
+
+// tapeSpan is the ts and local_ts range of a file's rows; ok is false for an empty file.
+type tapeSpan struct {
+	ok                           bool
+	minTS, maxTS, minLoc, maxLoc int64
+	rows                         int64
+}
+
+// tapeTrades is the taker trades of one token in one file, in (ts, seq) order.
+type tapeTrades struct {
+	ts, seq     []int64
+	price, size []float64
+}
+
+type tapeTradeFile struct {
+	tapeFile
+	span   tapeSpan
+	tokens map[string]*tapeTrades
+	fills  tapeFills
+}
+
+// tapeFills is every fill of one file in ts order, as the smart-money aggregates
+// read them; text columns are codes into the file's own dictionaries.
+type tapeFills struct {
+	ts, usd, size        []int64 // usd and size in micro-units, rounded as the SQL rounds
+	wallet, cond, token  []uint32
+	outcome              []int32
+	side                 []uint8 // fillBuy, fillSell, or 0 for anything else
+	wallets, conds, toks []string
+}
+
+const (
+	fillBuy  = 1
+	fillSell = 2
+)
+
+// tapeSnap is the key of one book snapshot and its row in the file.
+type tapeSnap struct{ ts, local, seq, row int64 }
+
+// tapeMid is the last mid of a token in one file.
+type tapeMid struct {
+	local, seq int64
+	mid        float64
+}
+
+type tapeBookFile struct {
+	tapeFile
+	span    tapeSpan
+	snaps   map[string][]tapeSnap // per token, ordered by (ts, local, seq)
+	mids    map[string]tapeMid
+	minutes tapeMinutes
+	// The mids of the file at the last clock it had to be re-read for (the file holds
+	// mids recorded after that clock): a pinned clock reads the file once.
+	atClock atomic.Pointer[clockMids]
+}
+
+type clockMids struct {
+	now  int64
+	mids map[string]tapeMid
+}
+
+// tapeMinutes counts a file's events per minute of local_ts: all[i] (and byType[t][i]
+// for one event type) is the count of minute base+i.
+type tapeMinutes struct {
+	base   int64
+	all    []int64
+	byType map[string][]int64
+}
+
+// count is the number of events (of type typ when not "") in minute m.
+func (h *tapeMinutes) count(m int64, typ string) int64 {
+	c := h.all
+	if typ != "" {
+		c = h.byType[typ]
+	}
+	if i := m - h.base; i >= 0 && i < int64(len(c)) {
+		return c[i]
+	}
+	return 0
+}
+
+// tapeIndex is one immutable version of the index.
+type tapeIndex struct {
+	trades []*tapeTradeFile
+	books  []*tapeBookFile
+	// The markets and tokens files (at most one each) and what the smart-money rows
+	// take from them. A condition listed twice keeps its last row.
+	meta    []tapeFile
+	lastMid map[string]tapeMid // per token, the latest mid over every file
+	markets map[string]tapeMarket
+	yes     map[string]string // condition -> token of outcome 0
+}
+
+type tapeMarket struct{ question, slug, category string }
+
+type tapeState struct {
+	cur      atomic.Pointer[tapeIndex]
+	mu       sync.Mutex
+	building *tapeBuild // the build in flight, if any; guarded by mu
+}
+
+// tapeBuild is one (re)build of the index, run detached from the request that
+// started it so a cold build is never cut short by a request's deadline.
+type tapeBuild struct {
+	done chan struct{}
+	ix   *tapeIndex
+	err  error
+}
+
+type tapeKey struct{}
+
+func (q *Queries) tapeState() *tapeState {
+	v, _ := q.ext.LoadOrStore(tapeKey{}, &tapeState{})
+	return v.(*tapeState)
+}
+
+// listTape lists the current files of a table with their identity: the files
+// t.Files globs, found with one directory read and one stat per file, since this
+// runs on every request that uses the index.
+func (q *Queries) listTape(t *lake.Table, dirs map[string][]os.DirEntry) ([]tapeFile, error) {
+	prefix := filepath.Join(q.dir, filepath.FromSlash(t.Prefix))
+	var paths []string
+	switch {
+	case len(t.Partitions) == 0:
+		paths = []string{filepath.Join(prefix, t.File)}
+	case len(t.Partitions) == 1:
+		ents, seen := dirs[prefix]
+		if !seen {
+			var err error
+			if ents, err = os.ReadDir(prefix); err != nil && !os.IsNotExist(err) {
+				return nil, err
+			}
+			dirs[prefix] = ents
+		}
+		for _, d := range ents {
+			if ok, _ := filepath.Match(t.Partitions[0]+"=*", d.Name()); ok {
+				paths = append(paths, filepath.Join(prefix, d.Name(), t.File))
+			}
+		}
+	default:
+		var err error
+		if paths, err = t.Files(q.dir); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]tapeFile, 0, len(paths))
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil {
+			if os.IsNotExist(err) || errors.Is(err, syscall.ENOTDIR) {
+				continue
+			}
+			return nil, err
+		}
+		if fi.IsDir() {
+			continue
+		}
+		date := ""
+		if _, v, ok := strings.Cut(filepath.Base(filepath.Dir(p)), "date="); ok {
+			date = v
+		}
+		out = append(out, tapeFile{path: p, date: date, info: fi})
+	}
+	return out, nil
+}
+
+// predmktTape returns the index of the files as they are now, re-reading the files
+// that changed since the last use. A request waits for a build in flight until its
+// own deadline; the build goes on without it.
+func (q *Queries) predmktTape(ctx context.Context) (*tapeIndex, error) {
+	for range 3 {
+		tf, bf, mf, kf, err := q.listTapeAll()
+		if err != nil {
+			return nil, err
+		}
+		meta := append(append([]tapeFile{}, mf...), kf...)
+		st := q.tapeState()
+		if ix := st.cur.Load(); ix != nil && ix.matches(tf, bf, meta) {
+			return ix, nil
+		}
+		st.mu.Lock()
+		b := st.building
+		if b == nil {
+			b = &tapeBuild{done: make(chan struct{})}
+			st.building = b
+			old := st.cur.Load()
+			go func() {
+				bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(q.timeout, 10*time.Minute))
+				defer cancel()
+				b.ix, b.err = q.buildTape(bctx, old, tf, bf, mf, kf)
+				st.mu.Lock()
+				if b.err == nil {
+					st.cur.Store(b.ix)
+				}
+				st.building = nil
+				st.mu.Unlock()
+				close(b.done)
+			}()
+		}
+		st.mu.Unlock()
+		select {
+		case <-b.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if b.err != nil {
+			return nil, b.err
+		}
+		if b.ix.matches(tf, bf, meta) {
+			return b.ix, nil
+		}
+		// That build started from an older listing: look again.
+	}
+	return nil, errors.New("predmkt tape index: the archive keeps changing")
+}
+
+// WarmPredmkt builds the hourly board and the tape index ahead of the first request
+// (startup, benchmarks), without a request's deadline.
+func (q *Queries) WarmPredmkt(ctx context.Context) error {
+	if _, err := q.PredmktBoard(ctx); err != nil {
+		return err
+	}
+	_, err := q.predmktTape(ctx)
+	return err
+}
+
+// listTapeAll lists the four tables the index covers.
+func (q *Queries) listTapeAll() (tf, bf, mf, kf []tapeFile, err error) {
+	dirs := map[string][]os.DirEntry{} // trades and book_events share their directories
+	if tf, err = q.listTape(lake.PredmktTrades, dirs); err != nil {
+		return
+	}
+	if bf, err = q.listTape(lake.PredmktBookEvents, dirs); err != nil {
+		return
+	}
+	if mf, err = q.listTape(lake.PredmktMarkets, dirs); err != nil {
+		return
+	}
+	kf, err = q.listTape(lake.PredmktTokens, dirs)
+	return
+}
+
+func (ix *tapeIndex) matches(tf, bf, meta []tapeFile) bool {
+	if len(tf) != len(ix.trades) || len(bf) != len(ix.books) || len(meta) != len(ix.meta) {
+		return false
+	}
+	for i := range meta {
+		if !meta[i].same(ix.meta[i]) {
+			return false
+		}
+	}
+	for i := range tf {
+		if !tf[i].same(ix.trades[i].tapeFile) {
+			return false
+		}
+	}
+	for i := range bf {
+		if !bf[i].same(ix.books[i].tapeFile) {
+			return false
+		}
+	}
+	return true
+}
+
+// buildTape makes the index of the listed files, reusing old's entries of unchanged
+// files and reading the others a few at a time.
+func (q *Queries) buildTape(ctx context.Context, old *tapeIndex, tf, bf, mf, kf []tapeFile) (*tapeIndex, error) {
+	oldT, oldB := map[string]*tapeTradeFile{}, map[string]*tapeBookFile{}
+	if old != nil {
+		for _, f := range old.trades {
+			oldT[f.path] = f
+		}
+		for _, f := range old.books {
+			oldB[f.path] = f
+		}
+	}
+	ix := &tapeIndex{trades: make([]*tapeTradeFile, len(tf)), books: make([]*tapeBookFile, len(bf))}
+	var jobs []func() error
+	for i, f := range tf {
+		if o := oldT[f.path]; o != nil && o.same(f) {
+			ix.trades[i] = o
+			continue
+		}
+		jobs = append(jobs, func() (err error) { ix.trades[i], err = q.readTradeFile(ctx, f); return err })
+	}
+	for i, f := range bf {
+		if o := oldB[f.path]; o != nil && o.same(f) {
+			ix.books[i] = o
+			continue
+		}
+		jobs = append(jobs, func() (err error) { ix.books[i], err = q.readBookFile(ctx, f); return err })
+	}
+	if err := runJobs(jobs, max(2, runtime.NumCPU())); err != nil {
+		return nil, err
+	}
+	ix.lastMid = map[string]tapeMid{}
+	for _, f := range ix.books {
+		for tok, m := range f.mids {
+			if b, ok := ix.lastMid[tok]; !ok || m.later(b) {
+				ix.lastMid[tok] = m
+			}
+		}
+	}
+	if err := q.readTapeMeta(ctx, ix, mf, kf); err != nil {
+		return nil, err
+	}
+	return ix, nil
+}
+
+// runJobs runs jobs on n workers and returns the first error.
+func runJobs(jobs []func() error, n int) error {
+	var mu sync.Mutex
+	var first error
+	next := make(chan func() error)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range next {
+				if err := j(); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for _, j := range jobs {
+		next <- j
+	}
+	close(next)
+	wg.Wait()
+	return first
+}
+
+// readTapeMeta reads the (small) markets and tokens files.
+func (q *Queries) readTapeMeta(ctx context.Context, ix *tapeIndex, mf, kf []tapeFile) error {
+	const op = "predmkt tape index markets"
+	ix.meta = append(append([]tapeFile{}, mf...), kf...)
+	ix.markets, ix.yes = map[string]tapeMarket{}, map[string]string{}
+	for _, f := range mf {
+		rows, err := q.db.QueryContext(ctx, predmktTapeMktSQL, f.path)
+		if err != nil {
+			return wrap(ctx, op, err)
+		}
+		for rows.Next() {
+			var c string
+			var m tapeMarket
+			if err := rows.Scan(&c, &m.question, &m.slug, &m.category); err != nil {
+				rows.Close()
+				return wrap(ctx, op, err)
+			}
+			ix.markets[c] = m
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return wrap(ctx, op, err)
+		}
+	}
+	for _, f := range kf {
+		rows, err := q.db.QueryContext(ctx, predmktTapeTokSQL, f.path)
+		if err != nil {
+			return wrap(ctx, op, err)
+		}
+		for rows.Next() {
+			var c, tok string
+			if err := rows.Scan(&c, &tok); err != nil {
+				rows.Close()
+				return wrap(ctx, op, err)
+			}
+			ix.yes[c] = tok
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return wrap(ctx, op, err)
+		}
+	}
+	return nil
+}
+
+func (q *Queries) readSpan(ctx context.Context, path string) (tapeSpan, error) {
+	var a, b, c, d sql.NullInt64
+	var n int64
+	if err := q.db.QueryRowContext(ctx, predmktTapeSpanSQL, path).Scan(&a, &b, &c, &d, &n); err != nil {
+		return tapeSpan{}, wrap(ctx, "predmkt tape index", err)
+	}
+	return tapeSpan{ok: a.Valid && c.Valid, minTS: a.Int64, maxTS: b.Int64, minLoc: c.Int64, maxLoc: d.Int64, rows: n}, nil
+}
+
+func (q *Queries) readTradeFile(ctx context.Context, f tapeFile) (*tapeTradeFile, error) {
+	const op = "predmkt tape index"
+	span, err := q.readSpan(ctx, f.path)
+	if err != nil {
+		return nil, err
+	}
+	e := &tapeTradeFile{tapeFile: f, span: span, tokens: map[string]*tapeTrades{}}
+	rows, err := q.db.QueryContext(ctx, predmktTapeTradesSQL, f.path)
+	if err != nil {
+		return nil, wrap(ctx, op, err)
+	}
+	defer rows.Close()
+	dict := func(m map[string]uint32, list *[]string, s string) uint32 {
+		if i, ok := m[s]; ok {
+			return i
+		}
+		m[s] = uint32(len(*list))
+		*list = append(*list, s)
+		return m[s]
+	}
+	wm, cm, tm := map[string]uint32{}, map[string]uint32{}, map[string]uint32{}
+	fl := &e.fills
+	n := int(span.rows) // exact sizes: the index lives as long as the file
+	fl.ts, fl.usd, fl.size = make([]int64, 0, n), make([]int64, 0, n), make([]int64, 0, n)
+	fl.wallet, fl.cond, fl.token = make([]uint32, 0, n), make([]uint32, 0, n), make([]uint32, 0, n)
+	fl.outcome, fl.side = make([]int32, 0, n), make([]uint8, 0, n)
+	for rows.Next() {
+		var ts, seq, usd, size int64
+		var tok, cond, wallet, role, side string
+		var outcome int32
+		var price, shares float64
+		if err := rows.Scan(&ts, &seq, &tok, &cond, &outcome, &wallet, &role, &side, &price, &shares, &usd, &size); err != nil {
+			return nil, wrap(ctx, op, err)
+		}
+		if role == "taker" {
+			tt := e.tokens[tok]
+			if tt == nil {
+				tt = &tapeTrades{}
+				e.tokens[tok] = tt
+			}
+			tt.ts = append(tt.ts, ts)
+			tt.seq = append(tt.seq, seq)
+			tt.price = append(tt.price, price)
+			tt.size = append(tt.size, shares)
+		}
+		var sd uint8
+		switch side {
+		case "BUY":
+			sd = fillBuy
+		case "SELL":
+			sd = fillSell
+		}
+		fl.ts = append(fl.ts, ts)
+		fl.usd = append(fl.usd, usd)
+		fl.size = append(fl.size, size)
+		fl.wallet = append(fl.wallet, dict(wm, &fl.wallets, wallet))
+		fl.cond = append(fl.cond, dict(cm, &fl.conds, cond))
+		fl.token = append(fl.token, dict(tm, &fl.toks, tok))
+		fl.outcome = append(fl.outcome, outcome)
+		fl.side = append(fl.side, sd)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, wrap(ctx, op, err)
+	}
+	for _, tt := range e.tokens {
+		if !tt.sorted() { // rows came in (ts, seq, token_id) order
+			tt.sort()
+		}
+		// Drop append's spare capacity: the index lives as long as the file.
+		tt.ts, tt.seq = slices.Clone(tt.ts), slices.Clone(tt.seq)
+		tt.price, tt.size = slices.Clone(tt.price), slices.Clone(tt.size)
+	}
+	return e, nil
+}
+
+func (q *Queries) readBookFile(ctx context.Context, f tapeFile) (*tapeBookFile, error) {
+	const op = "predmkt tape index"
+	span, err := q.readSpan(ctx, f.path)
+	if err != nil {
+		return nil, err
+	}
+	e := &tapeBookFile{tapeFile: f, span: span, snaps: map[string][]tapeSnap{}}
+	rows, err := q.db.QueryContext(ctx, predmktTapeBooksSQL, f.path)
+	if err != nil {
+		return nil, wrap(ctx, op, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var tok string
+		var s tapeSnap
+		if err := rows.Scan(&tok, &s.ts, &s.local, &s.seq, &s.row); err != nil {
+			return nil, wrap(ctx, op, err)
+		}
+		e.snaps[tok] = append(e.snaps[tok], s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, wrap(ctx, op, err)
+	}
+	rows.Close()
+	if e.mids, err = q.fileMids(ctx, f.path, maxInt64); err != nil {
+		return nil, err
+	}
+	if e.minutes, err = q.fileMinutes(ctx, f.path, span); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
+	}
+	return q
+}
+
+func (q *Queries) fileMinutes(ctx context.Context, path string, span tapeSpan) (tapeMinutes, error) {
+	const op = "predmkt tape index minutes"
+	h := tapeMinutes{byType: map[string][]int64{}}
+	if !span.ok {
+		return h, nil
+	}
+	h.base = floorDiv(span.minLoc, 60_000)
+	n := floorDiv(span.maxLoc, 60_000) - h.base + 1
+	h.all = make([]int64, n)
+	rows, err := q.db.QueryContext(ctx, predmktTapeMinSQL, path)
+	if err != nil {
+		return h, wrap(ctx, op, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var m, c int64
+		var typ string
+		if err := rows.Scan(&m, &typ, &c); err != nil {
+			return h, wrap(ctx, op, err)
+		}
+		i := m - h.base
+		if i < 0 || i >= n {
+			continue // outside the span read a moment ago: the file changed; the next use re-reads it
+		}
+		h.all[i] += c
+		if h.byType[typ] == nil {
+			h.byType[typ] = make([]int64, n)
+		}
+		h.byType[typ][i] += c
+	}
+	return h, wrap(ctx, op, rows.Err())
+}
+
+// eventsBound returns an end (exclusive, at most to) such that the events of type typ
+// ("" for all) with local_ts in [start, end) number at least need, counting minute by
+// minute over every file. The minute holding start may hold events before start or
+// before a cursor, so its whole count is required on top.
+func (ix *tapeIndex) eventsBound(start, to, need int64, typ string) int64 {
+	first := floorDiv(start, 60_000)
+	last := floorDiv(to-1, 60_000)
+	var files []*tapeBookFile
+	for _, f := range ix.books {
+		if f.span.ok && f.span.maxLoc >= start && f.span.minLoc < to {
+			files = append(files, f)
+		}
+	}
+	var total, firstCount int64
+	for _, f := range files {
+		firstCount += f.minutes.count(first, typ)
+	}
+	need += firstCount
+	for m := first; m <= last; m++ {
+		for _, f := range files {
+			total += f.minutes.count(m, typ)
+		}
+		if total >= need {
+			return min((m+1)*60_000, to)
+		}
+	}
+	return to
+}
+
+const maxInt64 = int64(^uint64(0) >> 1)
+
+// fileMids reads the last mid per token of one file among events recorded at or
+// before now (local_ts).
+func (q *Queries) fileMids(ctx context.Context, path string, now int64) (map[string]tapeMid, error) {
+	const op = "predmkt tape index mids"
+	rows, err := q.db.QueryContext(ctx, predmktTapeMidsSQL, path, now)
+	if err != nil {
+		return nil, wrap(ctx, op, err)
+	}
+	defer rows.Close()
+	out := map[string]tapeMid{}
+	for rows.Next() {
+		var tok string
+		var m tapeMid
+		if err := rows.Scan(&tok, &m.mid, &m.local, &m.seq); err != nil {
+			return nil, wrap(ctx, op, err)
+		}
+		out[tok] = m
+	}
+	return out, wrap(ctx, op, rows.Err())
+}
+
+// later orders mids by (local_ts, seq).
+func (m tapeMid) later(o tapeMid) bool {
+	return m.local > o.local || (m.local == o.local && m.seq > o.seq)
+}
+
+// tapeMids is mids.sql from the index: the latest mid of each token recorded at or
+// before now. A file holding mids recorded after now is read again with the clock.
+func (q *Queries) tapeMids(ctx context.Context, ix *tapeIndex, tokens []string, now int64) (map[string]float64, error) {
+	out := make(map[string]float64, len(tokens))
+	var rest []string
+	for _, tok := range tokens {
+		m, ok := ix.lastMid[tok]
+		switch {
+		case !ok: // no mid recorded at all
+		case m.local <= now: // the latest mid of the whole tape is not after the clock
+			out[tok] = m.mid
+		default:
+			rest = append(rest, tok)
+		}
+	}
+	if len(rest) == 0 {
+		return out, nil
+	}
+	tokens = rest
+	best := map[string]tapeMid{}
+	for _, f := range ix.books {
+		mids := f.mids
+		for _, tok := range tokens {
+			if m, ok := mids[tok]; ok && m.local > now {
+				if c := f.atClock.Load(); c != nil && c.now == now {
+					mids = c.mids
+					break
+				}
+				var err error
+				if mids, err = q.fileMids(ctx, f.path, now); err != nil {
+					return nil, err
+				}
+				f.atClock.Store(&clockMids{now, mids})
+				break
+			}
+		}
+		for _, tok := range tokens {
+			if m, ok := mids[tok]; ok {
+				if b, seen := best[tok]; !seen || m.later(b) {
+					best[tok] = m
+				}
+			}
+		}
+	}
+	for tok, m := range best {
+		out[tok] = m.mid
+	}
+	return out, nil
+}
+
+// tapeSnapshot finds the snapshot /orderbook serves: the greatest (ts, local_ts, seq)
+// of the token's book events with ts at or before ts. ok is false when there is none.
+func (ix *tapeIndex) tapeSnapshot(token string, ts int64) (f *tapeBookFile, s tapeSnap, ok bool) {
+	for _, bf := range ix.books {
+		ss := bf.snaps[token]
+		// The first snapshot after ts; the one before it is the file's candidate.
+		i, _ := slices.BinarySearchFunc(ss, ts, func(s tapeSnap, t int64) int {
+			if s.ts <= t {
+				return -1
+			}
+			return 1
+		})
+		if i == 0 {
+			continue
+		}
+		c := ss[i-1]
+		if !ok || snapAfter(c, s) {
+			f, s, ok = bf, c, true
+		}
+	}
+	return f, s, ok
+}
+
+func snapAfter(a, b tapeSnap) bool {
+	if c := cmp.Compare(a.ts, b.ts); c != 0 {
+		return c > 0
+	}
+	if c := cmp.Compare(a.local, b.local); c != 0 {
+		return c > 0
+	}
+	return a.seq > b.seq
+}
+
+// tapeTakerTrades returns the token's taker trades with ts in [from, to], in (ts,
+// seq) order, gathered from every file.
+func (ix *tapeIndex) tapeTakerTrades(token string, from, to int64) tapeTrades {
+	var out tapeTrades
+	for _, f := range ix.trades {
+		if !f.span.ok || f.span.maxTS < from || f.span.minTS > to {
+			continue
+		}
+		tt := f.tokens[token]
+		if tt == nil {
+			continue
+		}
+		lo, _ := slices.BinarySearch(tt.ts, from)
+		hi := len(tt.ts)
+		if to < maxInt64 {
+			hi, _ = slices.BinarySearch(tt.ts, to+1)
+		}
+		if hi <= lo {
+			continue
+		}
+		out.ts = append(out.ts, tt.ts[lo:hi]...)
+		out.seq = append(out.seq, tt.seq[lo:hi]...)
+		out.price = append(out.price, tt.price[lo:hi]...)
+		out.size = append(out.size, tt.size[lo:hi]...)
+	}
+	if !out.sorted() {
+		out.sort()
+	}
+	return out
+}
+
+func (t *tapeTrades) less(i, j int) bool {
+	return t.ts[i] < t.ts[j] || (t.ts[i] == t.ts[j] && t.seq[i] < t.seq[j])
+}
+
+func (t *tapeTrades) sorted() bool {
+	for i := 1; i < len(t.ts); i++ {
+		if t.less(i, i-1) {
+			return false
+		}
+	}
+	return true
+}
+
+// sort orders rows from files whose time ranges overlap (not the case for the
+// archive's date partitions, but the index does not rely on it).
+func (t *tapeTrades) sort() {
+	idx := make([]int, len(t.ts))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		if c := cmp.Compare(t.ts[a], t.ts[b]); c != 0 {
+			return c
+		}
+		return cmp.Compare(t.seq[a], t.seq[b])
+	})
+	var s tapeTrades
+	for _, i := range idx {
+		s.ts = append(s.ts, t.ts[i])
+		s.seq = append(s.seq, t.seq[i])
+		s.price = append(s.price, t.price[i])
+		s.size = append(s.size, t.size[i])
+	}
+	*t = s
+}
+
+// tapeDates returns the smallest and largest hive date of the files whose rows can
+// fall in [lo, hi] (ts when byLocal is false, local_ts when true); ok is false when
+// no file can. A file without a date directory makes the range unbounded.
+func tapeDates(files []tapeFile, spans []tapeSpan, lo, hi int64, byLocal bool) (from, to string, ok bool) {
+	for i, f := range files {
+		sp := spans[i]
+		if !sp.ok {
+			continue
+		}
+		a, b := sp.minTS, sp.maxTS
+		if byLocal {
+			a, b = sp.minLoc, sp.maxLoc
+		}
+		if b < lo || a > hi {
+			continue
+		}
+		if f.date == "" {
+			return "0001-01-01", "9999-12-31", true
+		}
+		if !ok || f.date < from {
+			from = f.date
+		}
+		if !ok || f.date > to {
+			to = f.date
+		}
+		ok = true
+	}
+	return from, to, ok
+}
+
+// tradeDates is tapeDates over the trades files, on ts.
+func (ix *tapeIndex) tradeDates(lo, hi int64) (string, string, bool) {
+	files, spans := make([]tapeFile, len(ix.trades)), make([]tapeSpan, len(ix.trades))
+	for i, f := range ix.trades {
+		files[i], spans[i] = f.tapeFile, f.span
+	}
+	return tapeDates(files, spans, lo, hi, false)
+}
+
+// bookDates is tapeDates over the book_events files, on local_ts.
+func (ix *tapeIndex) bookDates(lo, hi int64) (string, string, bool) {
+	files, spans := make([]tapeFile, len(ix.books)), make([]tapeSpan, len(ix.books))
+	for i, f := range ix.books {
+		files[i], spans[i] = f.tapeFile, f.span
+	}
+	return tapeDates(files, spans, lo, hi, true)
+}
