@@ -35,3 +35,13 @@ func ISOSeconds(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05
 
 // Date formats t as YYYY-MM-DD (UTC).
 func Date(t time.Time) string { return t.UTC().Format("2006-01-02") }
+
+// trimPage cuts a keyset page read with limit+1 rows back to limit and returns the
+// last row served when there is a next page (nil on the last page).
+func trimPage[T any](items []T, limit int) ([]T, *T) {
+	if len(items) <= limit {
+		return items, nil
+	}
+	items = items[:limit]
+	return items, &items[limit-1]
+}

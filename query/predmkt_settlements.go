@@ -93,9 +93,9 @@ func (q *Queries) PredmktSettlements(ctx context.Context, p PredmktSettlementsPa
 	if err := rows.Err(); err != nil {
 		return page, wrap(ctx, op, err)
 	}
-	if len(page.Settlements) > p.Limit {
+	if _, last := trimPage(keys, p.Limit); last != nil {
 		page.Settlements = page.Settlements[:p.Limit]
-		page.Next = &keys[p.Limit-1]
+		page.Next = last
 	}
 	return page, nil
 }

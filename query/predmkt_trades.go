@@ -78,9 +78,8 @@ func (q *Queries) PredmktTrades(ctx context.Context, p PredmktTradesParams) (Pre
 	if err := rows.Err(); err != nil {
 		return page, wrap(ctx, op, err)
 	}
-	if len(page.Trades) > p.Limit {
-		page.Trades = page.Trades[:p.Limit]
-		last := page.Trades[p.Limit-1]
+	var last *PredmktTapeTrade
+	if page.Trades, last = trimPage(page.Trades, p.Limit); last != nil {
 		page.Next = &PredmktTradeKey{TS: last.TS, Seq: last.Seq, TokenID: last.TokenID}
 	}
 	return page, nil

@@ -72,9 +72,8 @@ func (q *Queries) PredmktWalletTrades(ctx context.Context, p PredmktWalletTrades
 	if err := rows.Err(); err != nil {
 		return page, wrap(ctx, op, err)
 	}
-	if len(page.Trades) > p.Limit {
-		page.Trades = page.Trades[:p.Limit]
-		last := page.Trades[p.Limit-1]
+	var last *PredmktWalletFill
+	if page.Trades, last = trimPage(page.Trades, p.Limit); last != nil {
 		page.Next = &PredmktTradeKey{TS: last.TS, Seq: last.Seq, TokenID: last.TokenID}
 	}
 	return page, nil
