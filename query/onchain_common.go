@@ -90,8 +90,8 @@ type Label struct {
 
 var onchainLabelsSQL = sqlfiles.MustRead("onchain/labels.sql")
 
-// OnchainLabels resolves the label cascade for addrs (lower-case); unlabelled
-// addresses are absent from the map.
+// OnchainLabels resolves the label cascade for addrs (lower-case) from the cascade the
+// legs build read into memory; unlabelled addresses are absent from the map.
 func (q *Queries) OnchainLabels(ctx context.Context, addrs []string) (map[string]Label, error) {
 	out := map[string]Label{}
 	if len(addrs) == 0 {
@@ -100,20 +100,12 @@ func (q *Queries) OnchainLabels(ctx context.Context, addrs []string) (map[string
 	if err := q.onchainLegs(ctx); err != nil {
 		return nil, err
 	}
-	ctx, cancel := q.ctx(ctx)
-	defer cancel()
-	rows, err := q.db.QueryContext(ctx, onchainLabelsSQL, csv(addrs))
-	if err != nil {
-		return nil, wrap(ctx, "onchain labels", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var a string
-		var l Label
-		if err := rows.Scan(&a, &l.Entity, &l.WalletType, &l.Confidence, &l.RiskFlag, &l.Source); err != nil {
-			return nil, wrap(ctx, "onchain labels", err)
+	v, _ := q.ext.Load(legsKey{})
+	all := *v.(*legsState).labels.Load()
+	for _, a := range addrs {
+		if l, ok := all[a]; ok {
+			out[a] = l
 		}
-		out[a] = l
 	}
-	return out, wrap(ctx, "onchain labels", rows.Err())
+	return out, nil
 }

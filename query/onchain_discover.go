@@ -1,8 +1,13 @@
 package query
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
+	"slices"
+	"strings"
+	"sync"
+	"time"
 
 	sqlfiles "mdq/sql"
 )
@@ -40,33 +45,108 @@ type Discover struct {
 	Total   int64         `json:"total" doc:"wallets in the matching population (pnl_available), not the row count"`
 }
 
-// OnchainDiscover ranks the wallets of one chain whose realized PnL is available.
+// discoverBoardRow is one wallet of an hourly discover board, with its sort keys (the
+// exact figures rounded to the cent).
+type discoverBoardRow struct {
+	DiscoverRow
+	inKey, outKey, netKey, pnlKey, volKey float64
+}
+
+type discoverBoardKey struct{}
+
+// OnchainDiscover ranks the wallets of one chain whose realized PnL is available. It
+// reads the hourly board of (chain, window), as of the start of the store clock's
+// hour, and ranks and cuts it here.
 func (q *Queries) OnchainDiscover(ctx context.Context, p OnchainDiscoverParams) (Discover, error) {
-	if err := q.onchainLegs(ctx); err != nil {
-		return Discover{Wallets: []DiscoverRow{}}, err
-	}
-	ctx, cancel := q.ctx(ctx)
-	defer cancel()
 	out := Discover{Wallets: []DiscoverRow{}}
-	since, until := windowBounds(q.Now(), p.Window)
-	rows, err := q.db.QueryContext(ctx, onchainDiscoverSQL, p.Chain, since, until, p.Sort, p.Order, p.Size)
+	if err := q.onchainLegs(ctx); err != nil {
+		return out, err
+	}
+	v, _ := q.ext.LoadOrStore(discoverBoardKey{}, newOcHourly[*discoverBoard]("onchain discover board"))
+	h := v.(*ocHourly[*discoverBoard])
+	board, err := h.get(ctx, q, p.Chain+"|"+p.Window, ocBoardHour(q.Now()),
+		func(ctx context.Context, at time.Time) (*discoverBoard, error) {
+			return q.buildDiscoverBoard(ctx, p.Chain, p.Window, at)
+		})
 	if err != nil {
-		return out, wrap(ctx, "onchain discover", err)
+		return out, err
+	}
+	rank := board.ranked(p.Sort, p.Order)
+	for _, r := range rank[:min(len(rank), p.Size)] {
+		out.Wallets = append(out.Wallets, board.rows[r].DiscoverRow)
+	}
+	out.Total = int64(len(board.rows))
+	return out, nil
+}
+
+// discoverBoard is one hourly discover board with its rankings, each sorted once on
+// first use.
+type discoverBoard struct {
+	rows   []discoverBoardRow
+	mu     sync.Mutex
+	orders map[string][]int32 // sort|order -> row indexes, best first
+}
+
+func (b *discoverBoard) ranked(sortBy, order string) []int32 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if r, ok := b.orders[sortBy+"|"+order]; ok {
+		return r
+	}
+	key := func(r *discoverBoardRow) float64 {
+		switch sortBy {
+		case "inflow":
+			return r.inKey
+		case "outflow":
+			return r.outKey
+		case "net_flow":
+			return r.netKey
+		case "tx_count":
+			return float64(r.TxCount)
+		case "pnl":
+			return r.pnlKey
+		}
+		return r.volKey
+	}
+	sign := -1.0
+	if order == "asc" {
+		sign = 1
+	}
+	rank := make([]int32, len(b.rows))
+	for i := range rank {
+		rank[i] = int32(i)
+	}
+	slices.SortFunc(rank, func(i, j int32) int {
+		a, c := &b.rows[i], &b.rows[j]
+		if x := cmp.Compare(sign*key(a), sign*key(c)); x != 0 {
+			return x
+		}
+		return strings.Compare(a.Address, c.Address)
+	})
+	b.orders[sortBy+"|"+order] = rank
+	return rank
+}
+
+func (q *Queries) buildDiscoverBoard(ctx context.Context, chain, window string, at time.Time) (*discoverBoard, error) {
+	since, until := windowBounds(at, window)
+	rows, err := q.db.QueryContext(ctx, onchainDiscoverSQL, chain, since, until)
+	if err != nil {
+		return nil, wrap(ctx, "onchain discover", err)
 	}
 	defer rows.Close()
+	board := []discoverBoardRow{}
 	for rows.Next() {
-		var r DiscoverRow
+		var r discoverBoardRow
 		var first, last sql.NullTime
 		if err := rows.Scan(&r.Address, &r.Inflow, &r.Outflow, &r.TxCount, &r.TokensTraded, &r.TokensProfitable,
-			&first, &last, &r.RealizedPnL, &out.Total); err != nil {
-			return out, wrap(ctx, "onchain discover", err)
+			&first, &last, &r.RealizedPnL, &r.inKey, &r.outKey, &r.netKey, &r.pnlKey, &r.volKey); err != nil {
+			return nil, wrap(ctx, "onchain discover", err)
 		}
 		r.Volume, r.NetFlow = usd(r.Inflow+r.Outflow), usd(r.Inflow-r.Outflow)
 		r.Inflow, r.Outflow, r.RealizedPnL = usd(r.Inflow), usd(r.Outflow), usd(finite(r.RealizedPnL))
 		r.FirstSeen, r.LastActive = dateOf(first), dateOf(last)
 		r.PnLAvailable = 1
-		out.Wallets = append(out.Wallets, r)
+		board = append(board, r)
 	}
-	// total rides on every row; an empty page (size is never 0) means no population.
-	return out, wrap(ctx, "onchain discover", rows.Err())
+	return &discoverBoard{rows: board, orders: map[string][]int32{}}, wrap(ctx, "onchain discover", rows.Err())
 }

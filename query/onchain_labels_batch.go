@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"strings"
+	"time"
 
 	sqlfiles "mdq/sql"
 )
@@ -36,10 +37,29 @@ func (q *Queries) OnchainLabelsBatch(ctx context.Context, addrs []string) ([]Lab
 	if err := q.onchainLegs(ctx); err != nil {
 		return nil, err
 	}
-	ctx, cancel := q.ctx(ctx)
-	defer cancel()
-	since, until := windowBounds(q.Now(), "30d")
-	rows, err := q.db.QueryContext(ctx, onchainLabelsBatchSQL, csv(lower), since, until)
+	v, _ := q.ext.LoadOrStore(labelsBoardKey{}, newOcHourly[map[string]LabelRow]("onchain labels board"))
+	found, err := v.(*ocHourly[map[string]LabelRow]).get(ctx, q, "30d", ocBoardHour(q.Now()), q.buildLabelsBoard)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range lower {
+		r, ok := found[a]
+		if !ok {
+			r = LabelRow{}
+		}
+		r.Wallet = a
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+type labelsBoardKey struct{}
+
+// buildLabelsBoard reads every labelled address with its Ethereum activity over the 30
+// days ending at hour at.
+func (q *Queries) buildLabelsBoard(ctx context.Context, at time.Time) (map[string]LabelRow, error) {
+	since, until := windowBounds(at, "30d")
+	rows, err := q.db.QueryContext(ctx, onchainLabelsBatchSQL, since, until)
 	if err != nil {
 		return nil, wrap(ctx, "onchain labels batch", err)
 	}
@@ -58,16 +78,5 @@ func (q *Queries) OnchainLabelsBatch(ctx context.Context, addrs []string) ([]Lab
 		r.Found = true
 		found[a] = r
 	}
-	if err := rows.Err(); err != nil {
-		return nil, wrap(ctx, "onchain labels batch", err)
-	}
-	for _, a := range lower {
-		r, ok := found[a]
-		if !ok {
-			r = LabelRow{}
-		}
-		r.Wallet = a
-		out = append(out, r)
-	}
-	return out, nil
+	return found, wrap(ctx, "onchain labels batch", rows.Err())
 }

@@ -16,6 +16,7 @@ import (
 var (
 	onchainLegsBuildSQL   = sqlfiles.MustRead("onchain/legs_build.sql")
 	onchainLabelsBuildSQL = sqlfiles.MustRead("onchain/labels_build.sql")
+	onchainLegsTokSQL     = sqlfiles.MustRead("onchain/legs_tok_build.sql")
 )
 
 // OnchainLegsBuildTimeout bounds the one-off build of the in-memory legs table (about
@@ -25,20 +26,22 @@ var OnchainLegsBuildTimeout = 5 * time.Minute
 // legsState is the per-store state of the in-memory tables: the signature of the
 // files they were built from.
 type legsState struct {
-	sig atomic.Pointer[string]
-	mu  sync.Mutex
+	sig    atomic.Pointer[string]
+	labels atomic.Pointer[map[string]Label] // the cascade of onchain_labels_mem, in Go
+	mu     sync.Mutex
 }
 
 type legsKey struct{}
 
-// onchainLegs makes sure onchain_legs_mem and onchain_labels_mem reflect the lake's
+// onchainLegs makes sure onchain_legs_mem, its token-ordered copy onchain_legs_tok_mem
+// and onchain_labels_mem reflect the lake's
 // current transfers and label files
 // (names, sizes and modification times), building it on first use and rebuilding it
 // when a file was added, replaced or removed. Requests arriving during a build wait.
 func (q *Queries) onchainLegs(ctx context.Context) error {
 	v, _ := q.ext.LoadOrStore(legsKey{}, &legsState{})
 	st := v.(*legsState)
-	sig, err := transfersSignature(q.dir)
+	sig, err := filesSignature(q.dir, lake.OnchainTransfers, lake.OnchainLabels, lake.OnchainLabelSources)
 	if err != nil {
 		return &StoreError{Op: "onchain legs", Err: err}
 	}
@@ -56,19 +59,43 @@ func (q *Queries) onchainLegs(ctx context.Context) error {
 	if err := q.Reload(bctx); err != nil { // a table whose first files appeared since Open
 		return wrap(bctx, "onchain legs", err)
 	}
-	for _, text := range []string{onchainLegsBuildSQL, onchainLabelsBuildSQL} {
+	for _, text := range []string{onchainLegsBuildSQL, onchainLegsTokSQL, onchainLabelsBuildSQL} {
 		if _, err := q.db.ExecContext(bctx, text); err != nil {
 			return wrap(bctx, "onchain legs", err)
 		}
 	}
+	labels, err := q.readLabels(bctx)
+	if err != nil {
+		return err
+	}
+	st.labels.Store(&labels)
 	st.sig.Store(&sig)
 	return nil
 }
 
-// transfersSignature summarises the transfers and label files of the lake.
-func transfersSignature(dir string) (string, error) {
+// readLabels reads the whole in-memory cascade (one row per labelled address) into a map.
+func (q *Queries) readLabels(ctx context.Context) (map[string]Label, error) {
+	rows, err := q.db.QueryContext(ctx, onchainLabelsSQL)
+	if err != nil {
+		return nil, wrap(ctx, "onchain labels", err)
+	}
+	defer rows.Close()
+	out := map[string]Label{}
+	for rows.Next() {
+		var a string
+		var l Label
+		if err := rows.Scan(&a, &l.Entity, &l.WalletType, &l.Confidence, &l.RiskFlag, &l.Source); err != nil {
+			return nil, wrap(ctx, "onchain labels", err)
+		}
+		out[a] = l
+	}
+	return out, wrap(ctx, "onchain labels", rows.Err())
+}
+
+// filesSignature summarises the files of tables in the lake.
+func filesSignature(dir string, tables ...*lake.Table) (string, error) {
 	var files []string
-	for _, t := range []*lake.Table{lake.OnchainTransfers, lake.OnchainLabels, lake.OnchainLabelSources} {
+	for _, t := range tables {
 		f, err := t.Files(dir)
 		if err != nil {
 			return "", err

@@ -1,8 +1,13 @@
 package query
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
 
 	sqlfiles "mdq/sql"
 )
@@ -41,32 +46,89 @@ type ScreenerRow struct {
 	TxCount       int64   `json:"tx_count" doc:"transfers in the window"`
 }
 
-// OnchainScreener ranks tokens of one chain over the window's calendar dates.
+// screenerBoardRow is one token of an hourly screener board, with its sort keys (the
+// exact figures rounded to the cent).
+type screenerBoardRow struct {
+	ScreenerRow
+	volKey, netKey, smartKey float64
+}
+
+type screenerBoardKey struct{}
+
+// OnchainScreener ranks tokens of one chain over the window's calendar dates. It reads
+// the hourly board of (chain, window, smart_money_only), as of the start of the store
+// clock's hour, and filters, ranks and cuts it here.
 func (q *Queries) OnchainScreener(ctx context.Context, p OnchainScreenerParams) ([]ScreenerRow, error) {
 	if err := q.onchainLegs(ctx); err != nil {
 		return nil, err
 	}
-	ctx, cancel := q.ctx(ctx)
-	defer cancel()
-	now := q.Now()
-	first := Date(now.AddDate(0, 0, -OnchainScreenerWindows[p.Window]))
-	rows, err := q.db.QueryContext(ctx, onchainScreenerSQL, p.Chain, first, micros(now), p.SmartMoneyOnly, p.Sort,
-		p.MinVolumeUSD, p.MinHolders, p.Limit, OnchainSmartMoneyPnL)
+	board, err := q.onchainScreenerBoard(ctx, p.Chain, p.Window, p.SmartMoneyOnly, ocBoardHour(q.Now()))
+	if err != nil {
+		return nil, err
+	}
+	var keep []*screenerBoardRow
+	for i := range board {
+		r := &board[i]
+		if r.volKey >= p.MinVolumeUSD && r.UniqueHolders >= p.MinHolders {
+			keep = append(keep, r)
+		}
+	}
+	key := func(r *screenerBoardRow) float64 {
+		switch p.Sort {
+		case "net_inflow":
+			return r.netKey
+		case "holders":
+			return float64(r.UniqueHolders)
+		case "smart_inflow":
+			return r.smartKey
+		}
+		return r.volKey
+	}
+	slices.SortFunc(keep, func(a, b *screenerBoardRow) int {
+		if c := cmp.Compare(key(b), key(a)); c != 0 {
+			return c
+		}
+		return strings.Compare(a.TokenAddress, b.TokenAddress)
+	})
+	items := []ScreenerRow{}
+	for _, r := range keep {
+		if len(items) >= p.Limit {
+			break
+		}
+		items = append(items, r.ScreenerRow)
+	}
+	return items, nil
+}
+
+// onchainScreenerBoard returns the board of (chain, window, smart) as of hour at.
+func (q *Queries) onchainScreenerBoard(ctx context.Context, chain, window string, smart bool, at time.Time) ([]screenerBoardRow, error) {
+	v, _ := q.ext.LoadOrStore(screenerBoardKey{}, newOcHourly[[]screenerBoardRow]("onchain screener board"))
+	h := v.(*ocHourly[[]screenerBoardRow])
+	return h.get(ctx, q, fmt.Sprintf("%s|%s|%t", chain, window, smart), at,
+		func(ctx context.Context, at time.Time) ([]screenerBoardRow, error) {
+			return q.buildScreenerBoard(ctx, chain, window, smart, at)
+		})
+}
+
+func (q *Queries) buildScreenerBoard(ctx context.Context, chain, window string, smart bool, at time.Time) ([]screenerBoardRow, error) {
+	first := Date(at.AddDate(0, 0, -OnchainScreenerWindows[window]))
+	rows, err := q.db.QueryContext(ctx, onchainScreenerSQL, chain, first, micros(at), smart, OnchainSmartMoneyPnL)
 	if err != nil {
 		return nil, wrap(ctx, "onchain screener", err)
 	}
 	defer rows.Close()
-	items := []ScreenerRow{}
+	board := []screenerBoardRow{}
 	for rows.Next() {
-		var r ScreenerRow
+		var r screenerBoardRow
 		var name sql.NullString
-		if err := rows.Scan(&r.TokenAddress, &r.Symbol, &name, &r.VolumeUSD, &r.InUSD, &r.OutUSD, &r.UniqueHolders, &r.TxCount); err != nil {
+		if err := rows.Scan(&r.TokenAddress, &r.Symbol, &name, &r.VolumeUSD, &r.InUSD, &r.OutUSD, &r.UniqueHolders, &r.TxCount,
+			&r.volKey, &r.netKey, &r.smartKey); err != nil {
 			return nil, wrap(ctx, "onchain screener", err)
 		}
 		r.Name = nullStr(name)
 		r.VolumeUSD, r.InUSD, r.OutUSD = usd(r.VolumeUSD), usd(r.InUSD), usd(r.OutUSD)
 		r.NetFlowUSD = usd(r.InUSD - r.OutUSD)
-		items = append(items, r)
+		board = append(board, r)
 	}
-	return items, wrap(ctx, "onchain screener", rows.Err())
+	return board, wrap(ctx, "onchain screener", rows.Err())
 }

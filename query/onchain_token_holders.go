@@ -25,28 +25,50 @@ type TokenHolderRow struct {
 	LastActive   string   `json:"last_active" doc:"last transfer of the token, YYYY-MM-DD"`
 }
 
-// OnchainTokenHolders ranks a token's wallets by cumulative net inflow USD.
+// OnchainTokenHoldersCap is the most rows a holders board keeps per token: the
+// route's applied limit cap.
+const OnchainTokenHoldersCap = 50
+
+type holdersBoardKey struct{}
+
+// OnchainTokenHolders ranks a token's wallets by cumulative net inflow USD, from the
+// hourly holders board of the chain (as of the start of the store clock's hour).
 func (q *Queries) OnchainTokenHolders(ctx context.Context, chain, token string, limit int) ([]TokenHolderRow, error) {
+	if err := q.onchainSide(ctx); err != nil {
+		return nil, err
+	}
 	if err := q.onchainLegs(ctx); err != nil {
 		return nil, err
 	}
-	ctx, cancel := q.ctx(ctx)
-	defer cancel()
-	rows, err := q.db.QueryContext(ctx, onchainTokenHoldersSQL, chain, token, micros(q.Now()), limit)
+	v, _ := q.ext.LoadOrStore(holdersBoardKey{}, newOcHourly[map[string][]TokenHolderRow]("onchain holders board"))
+	board, err := v.(*ocHourly[map[string][]TokenHolderRow]).get(ctx, q, chain, ocBoardHour(q.Now()),
+		func(ctx context.Context, at time.Time) (map[string][]TokenHolderRow, error) {
+			return q.buildHoldersBoard(ctx, chain, at)
+		})
+	if err != nil {
+		return nil, err
+	}
+	rows := board[token]
+	return append([]TokenHolderRow{}, rows[:min(len(rows), limit)]...), nil
+}
+
+func (q *Queries) buildHoldersBoard(ctx context.Context, chain string, at time.Time) (map[string][]TokenHolderRow, error) {
+	rows, err := q.db.QueryContext(ctx, onchainTokenHoldersSQL, chain, micros(at), OnchainTokenHoldersCap)
 	if err != nil {
 		return nil, wrap(ctx, "onchain token holders", err)
 	}
 	defer rows.Close()
-	items := []TokenHolderRow{}
+	board := map[string][]TokenHolderRow{}
 	for rows.Next() {
 		var r TokenHolderRow
+		var tok string
 		var label sql.NullString
 		var bal sql.NullFloat64
 		var first, last time.Time
-		if err := rows.Scan(&r.Address, &label, &r.InflowUSD, &r.OutflowUSD, &r.NetTokens, &bal, &r.TxCount, &first, &last); err != nil {
+		if err := rows.Scan(&tok, &r.Address, &label, &r.InflowUSD, &r.OutflowUSD, &r.NetTokens, &bal, &r.TxCount, &first, &last); err != nil {
 			return nil, wrap(ctx, "onchain token holders", err)
 		}
-		r.Rank = len(items) + 1
+		r.Rank = len(board[tok]) + 1
 		r.Label = nullStr(label)
 		r.NetInflowUSD = usd(r.InflowUSD - r.OutflowUSD)
 		r.InflowUSD, r.OutflowUSD, r.NetTokens = usd(r.InflowUSD), usd(r.OutflowUSD), tokens(r.NetTokens)
@@ -55,7 +77,7 @@ func (q *Queries) OnchainTokenHolders(ctx context.Context, chain, token string, 
 			r.Balance = &b
 		}
 		r.FirstSeen, r.LastActive = Date(first), Date(last)
-		items = append(items, r)
+		board[tok] = append(board[tok], r)
 	}
-	return items, wrap(ctx, "onchain token holders", rows.Err())
+	return board, wrap(ctx, "onchain token holders", rows.Err())
 }

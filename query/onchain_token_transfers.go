@@ -6,11 +6,15 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
 
 	sqlfiles "mdq/sql"
 )
 
-var onchainTokenTransfersSQL = sqlfiles.MustRead("onchain/token_transfers.sql")
+var (
+	onchainTokenTransfersSQL      = sqlfiles.MustRead("onchain/token_transfers.sql")
+	onchainTokenTransfersBoardSQL = sqlfiles.MustRead("onchain/token_transfers_board.sql")
+)
 
 // OnchainTransferRows is the fixed row count of the token transfers route.
 const OnchainTransferRows = 10
@@ -49,8 +53,14 @@ type TokenTransferRow struct {
 // transfers in the period: ten rows when at least ten wallets moved it on that side.
 // The zero address (the native coin) is not a contract and has no rows.
 func (q *Queries) OnchainTokenTransfers(ctx context.Context, p OnchainTokenTransfersParams) ([]TokenTransferRow, error) {
+	if err := q.onchainSide(ctx); err != nil {
+		return nil, err
+	}
 	if err := q.onchainLegs(ctx); err != nil {
 		return nil, err
+	}
+	if p.Chain != "all" {
+		return q.tokenTransfersFromBoard(ctx, p)
 	}
 	ctx, cancel := q.ctx(ctx)
 	defer cancel()
@@ -60,12 +70,27 @@ func (q *Queries) OnchainTokenTransfers(ctx context.Context, p OnchainTokenTrans
 		return nil, wrap(ctx, "onchain token transfers", err)
 	}
 	defer rows.Close()
+	items, err := scanTransferRows(ctx, rows, nil)
+	if err != nil {
+		return nil, err
+	}
+	return finishTransferRows(items), nil
+}
+
+// scanTransferRows reads the rows of token_transfers.sql (with board set, those of
+// token_transfers_board.sql, whose first two columns are the token and the tab, into
+// board[token|tab]).
+func scanTransferRows(ctx context.Context, rows *sql.Rows, board map[string][]TokenTransferRow) ([]TokenTransferRow, error) {
 	items := []TokenTransferRow{}
 	for rows.Next() {
 		var r TokenTransferRow
-		var chains string
+		var chains, tok, tab string
 		var title sql.NullString
-		if err := rows.Scan(&r.Address, &r.Bought, &r.Sold, &r.USDSpent, &r.USDReceived, &chains, &title); err != nil {
+		dest := []any{&r.Address, &r.Bought, &r.Sold, &r.USDSpent, &r.USDReceived, &chains, &title}
+		if board != nil {
+			dest = append([]any{&tok, &tab}, dest...)
+		}
+		if err := rows.Scan(dest...); err != nil {
 			return nil, wrap(ctx, "onchain token transfers", err)
 		}
 		r.NetTokens = tokens(r.Bought - r.Sold)
@@ -74,11 +99,44 @@ func (q *Queries) OnchainTokenTransfers(ctx context.Context, p OnchainTokenTrans
 		r.USDSpent, r.USDReceived = usd(r.USDSpent), usd(r.USDReceived)
 		r.Title = nullStr(title)
 		r.Chains = shortChains(chains)
-		items = append(items, r)
+		if board != nil {
+			board[tok+"|"+tab] = append(board[tok+"|"+tab], r)
+		} else {
+			items = append(items, r)
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, wrap(ctx, "onchain token transfers", err)
 	}
+	return items, nil
+}
+
+type transfersBoardKey struct{}
+
+// tokenTransfersFromBoard answers one chain from the hourly transfers board of (chain,
+// period): every token's top rows of each tab as of the start of the store clock's hour.
+func (q *Queries) tokenTransfersFromBoard(ctx context.Context, p OnchainTokenTransfersParams) ([]TokenTransferRow, error) {
+	v, _ := q.ext.LoadOrStore(transfersBoardKey{}, newOcHourly[map[string][]TokenTransferRow]("onchain transfers board"))
+	board, err := v.(*ocHourly[map[string][]TokenTransferRow]).get(ctx, q, p.Chain+"|"+p.Period, ocBoardHour(q.Now()),
+		func(ctx context.Context, at time.Time) (map[string][]TokenTransferRow, error) {
+			since, until := windowBounds(at, p.Period)
+			rows, err := q.db.QueryContext(ctx, onchainTokenTransfersBoardSQL, p.Chain, since, until, OnchainTransferRows)
+			if err != nil {
+				return nil, wrap(ctx, "onchain token transfers", err)
+			}
+			defer rows.Close()
+			board := map[string][]TokenTransferRow{}
+			_, err = scanTransferRows(ctx, rows, board)
+			return board, err
+		})
+	if err != nil {
+		return nil, err
+	}
+	return finishTransferRows(append([]TokenTransferRow{}, board[p.Token+"|"+p.Tab]...)), nil
+}
+
+// finishTransferRows fills the display fields, which depend on the rows listed.
+func finishTransferRows(items []TokenTransferRow) []TokenTransferRow {
 	maxNet := 0.0
 	for _, r := range items {
 		maxNet = math.Max(maxNet, math.Abs(r.NetUSD))
@@ -93,7 +151,7 @@ func (q *Queries) OnchainTokenTransfers(ctx context.Context, p OnchainTokenTrans
 		r.BoughtFmt, r.SoldFmt, r.NetTokensFmt = FmtCompact(r.Bought, ""), FmtCompact(r.Sold, ""), FmtCompact(r.NetTokens, "")
 		r.USDSpentFmt, r.USDReceivedFmt, r.NetUSDFmt = FmtCompact(r.USDSpent, "$"), FmtCompact(r.USDReceived, "$"), FmtCompact(r.NetUSD, "$")
 	}
-	return items, nil
+	return items
 }
 
 // shortChains turns "base,ethereum" into the display order with short names.

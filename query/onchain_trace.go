@@ -2,12 +2,12 @@ package query
 
 import (
 	"context"
-	"sort"
+	"time"
 
 	sqlfiles "mdq/sql"
 )
 
-var onchainTraceHopSQL = sqlfiles.MustRead("onchain/trace_hop.sql")
+var onchainTracePairsSQL = sqlfiles.MustRead("onchain/trace_pairs.sql")
 
 // OnchainTraceParams are the inputs of OnchainTrace.
 type OnchainTraceParams struct {
@@ -64,38 +64,108 @@ type TraceCounterparty struct {
 	TxCount       int64
 }
 
-// OnchainTraceHop returns, for each wallet of frontier, its top-width counterparties
-// clearing minUSD, best first.
-func (q *Queries) OnchainTraceHop(ctx context.Context, chain, window string, minUSD float64, width int, frontier []string) (map[string][]TraceCounterparty, error) {
-	if err := q.onchainLegs(ctx); err != nil {
-		return nil, err
-	}
-	ctx, cancel := q.ctx(ctx)
-	defer cancel()
-	since, until := windowBounds(q.Now(), window)
-	rows, err := q.db.QueryContext(ctx, onchainTraceHopSQL, chain, since, until, csv(frontier), minUSD, width)
+// tracePairs is the hourly pair board of one (chain, window): addresses interned to
+// ids, and each wallet's pairs in rank order in one flat slice.
+type tracePairs struct {
+	ids   map[string]int32
+	names []string
+	off   []int32 // wallet id -> its pairs are ents[off[id]:off[id+1]]
+	ents  []tracePairEnt
+}
+
+type tracePairEnt struct {
+	cp          int32
+	n           int64
+	out, in, vv float64
+}
+
+type tracePairsKey struct{}
+
+func (q *Queries) onchainTracePairs(ctx context.Context, chain, window string) (*tracePairs, error) {
+	v, _ := q.ext.LoadOrStore(tracePairsKey{}, newOcHourly[*tracePairs]("onchain trace pairs"))
+	h := v.(*ocHourly[*tracePairs])
+	return h.get(ctx, q, chain+"|"+window, ocBoardHour(q.Now()),
+		func(ctx context.Context, at time.Time) (*tracePairs, error) {
+			return q.buildTracePairs(ctx, chain, window, at)
+		})
+}
+
+func (q *Queries) buildTracePairs(ctx context.Context, chain, window string, at time.Time) (*tracePairs, error) {
+	since, until := windowBounds(at, window)
+	rows, err := q.db.QueryContext(ctx, onchainTracePairsSQL, chain, since, until)
 	if err != nil {
 		return nil, wrap(ctx, "onchain trace", err)
 	}
 	defer rows.Close()
-	out := map[string][]TraceCounterparty{}
-	rank := map[string]int64{}
+	p := &tracePairs{ids: map[string]int32{}}
+	id := func(a string) int32 {
+		if i, ok := p.ids[a]; ok {
+			return i
+		}
+		i := int32(len(p.names))
+		p.ids[a] = i
+		p.names = append(p.names, a)
+		return i
+	}
+	var walletOf []int32 // per entry, in row order (grouped by wallet)
 	for rows.Next() {
-		var x string
-		var c TraceCounterparty
-		var r int64
-		if err := rows.Scan(&x, &c.Address, &c.OutUSD, &c.InUSD, &c.TxCount, &r); err != nil {
+		var x, c string
+		var e tracePairEnt
+		if err := rows.Scan(&x, &c, &e.out, &e.in, &e.n, &e.vv); err != nil {
 			return nil, wrap(ctx, "onchain trace", err)
 		}
-		out[x] = append(out[x], c)
-		rank[x+c.Address] = r
+		walletOf = append(walletOf, id(x))
+		e.cp = id(c)
+		p.ents = append(p.ents, e)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, wrap(ctx, "onchain trace", err)
 	}
-	// The SQL's rank, not the float sums: DOUBLE rounding could reorder exact ties.
-	for x, l := range out {
-		sort.Slice(l, func(i, j int) bool { return rank[x+l[i].Address] < rank[x+l[j].Address] })
+	// Rows arrive grouped by wallet: record where each wallet's run starts and ends.
+	p.off = make([]int32, 2*len(p.names))
+	for i := range p.off {
+		p.off[i] = -1
+	}
+	for i, w := range walletOf {
+		if p.off[2*w] < 0 {
+			p.off[2*w] = int32(i)
+		}
+		p.off[2*w+1] = int32(i + 1)
+	}
+	return p, nil
+}
+
+// hop returns x's first width pairs clearing minUSD.
+func (p *tracePairs) hop(x string, minUSD float64, width int) []TraceCounterparty {
+	w, ok := p.ids[x]
+	if !ok || p.off[2*w] < 0 {
+		return nil
+	}
+	var out []TraceCounterparty
+	for _, e := range p.ents[p.off[2*w]:p.off[2*w+1]] {
+		if len(out) >= width || e.vv < minUSD {
+			break
+		}
+		out = append(out, TraceCounterparty{Address: p.names[e.cp], OutUSD: e.out, InUSD: e.in, TxCount: e.n})
+	}
+	return out
+}
+
+// OnchainTraceHop returns, for each wallet of frontier, its top-width counterparties
+// clearing minUSD, best first, from the hourly pair board of (chain, window).
+func (q *Queries) OnchainTraceHop(ctx context.Context, chain, window string, minUSD float64, width int, frontier []string) (map[string][]TraceCounterparty, error) {
+	if err := q.onchainLegs(ctx); err != nil {
+		return nil, err
+	}
+	p, err := q.onchainTracePairs(ctx, chain, window)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]TraceCounterparty{}
+	for _, x := range frontier {
+		if l := p.hop(x, minUSD, width); l != nil {
+			out[x] = l
+		}
 	}
 	return out, nil
 }

@@ -24,6 +24,9 @@ type Balance struct {
 
 // OnchainWalletBalances lists a wallet's balances worth at least minUSD.
 func (q *Queries) OnchainWalletBalances(ctx context.Context, chain, address string, minUSD float64) ([]Balance, error) {
+	if err := q.onchainSide(ctx); err != nil {
+		return nil, err
+	}
 	ctx, cancel := q.ctx(ctx)
 	defer cancel()
 	rows, err := q.db.QueryContext(ctx, onchainWalletBalancesSQL, chain, address, micros(q.Now()), minUSD)

@@ -123,6 +123,9 @@ var onchainTokenSymbolsSQL = sqlfiles.MustRead("onchain/token_symbols.sql")
 
 // tokenSymbols maps token addresses of a chain to their symbols.
 func (q *Queries) tokenSymbols(ctx context.Context, chain string, toks []string) (map[string]string, error) {
+	if err := q.onchainSide(ctx); err != nil {
+		return nil, err
+	}
 	out := map[string]string{}
 	if len(toks) == 0 {
 		return out, nil

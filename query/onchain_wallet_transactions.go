@@ -53,6 +53,9 @@ type WalletTransactions struct {
 // OnchainWalletTransactions returns up to Limit transfers newest first and the cursor
 // key of the last one when more follow.
 func (q *Queries) OnchainWalletTransactions(ctx context.Context, p OnchainWalletTransactionsParams) ([]WalletTransaction, *TxCursor, error) {
+	if err := q.onchainSide(ctx); err != nil {
+		return nil, nil, err
+	}
 	if err := q.onchainLegs(ctx); err != nil {
 		return nil, nil, err
 	}

@@ -4,9 +4,10 @@
 -- per token is min(bought, sold) times (average sell price minus average buy price),
 -- summed over tokens as DECIMAL (no integer wraparound); tokens_profitable counts the
 -- tokens whose figure is above zero. total is the size of that whole population.
--- Reads the in-memory legs.
--- $1 chain, $2 since (epoch us, exclusive), $3 until (epoch us, inclusive), $4 sort,
--- $5 order (asc or desc), $6 size.
+-- Reads the in-memory legs. It builds the hourly discover board (the whole population,
+-- unsorted): OnchainDiscover ranks and cuts it in Go. The sort keys come back as the
+-- exact DECIMAL figures rounded to the cent, so ranking on them is ranking to the cent.
+-- $1 chain, $2 since (epoch us, exclusive), $3 until (epoch us, inclusive).
 WITH wt AS (
     SELECT wallet AS w, token,
            sum(amount) FILTER (WHERE dir = 1) AS b, sum(usd) FILTER (WHERE dir = 1) AS bu,
@@ -34,37 +35,14 @@ wallets AS (
     FROM pt GROUP BY w
     HAVING count(pnl) > 0
 ),
-ranked AS (
-    SELECT *, count(*) OVER () AS total FROM wallets
-),
-page AS (
-    SELECT * FROM ranked
-    ORDER BY (CASE $4
-                WHEN 'inflow' THEN round(inflow, 2)
-                WHEN 'outflow' THEN round(outflow, 2)
-                WHEN 'net_flow' THEN round(inflow, 2) - round(outflow, 2)
-                WHEN 'tx_count' THEN tx_count
-                WHEN 'pnl' THEN round(realized_pnl, 2)
-                ELSE round(inflow, 2) + round(outflow, 2)
-              END) * (CASE WHEN $5 = 'asc' THEN 1 ELSE -1 END),
-             address
-    LIMIT $6
-),
 seen AS (
     SELECT wallet AS address, min(block_time) AS first_seen, max(block_time) AS last_active
     FROM onchain_legs_mem
-    WHERE chain = $1 AND block_time <= make_timestamp($3) AND wallet IN (SELECT address FROM page)
+    WHERE chain = $1 AND block_time <= make_timestamp($3) AND wallet IN (SELECT address FROM wallets)
     GROUP BY wallet
 )
 SELECT p.address, p.inflow::DOUBLE, p.outflow::DOUBLE, p.tx_count, p.tokens_traded, p.tokens_profitable,
-       s.first_seen, s.last_active, p.realized_pnl::DOUBLE, p.total
-FROM page p JOIN seen s USING (address)
-ORDER BY (CASE $4
-            WHEN 'inflow' THEN round(p.inflow, 2)
-            WHEN 'outflow' THEN round(p.outflow, 2)
-            WHEN 'net_flow' THEN round(p.inflow, 2) - round(p.outflow, 2)
-            WHEN 'tx_count' THEN p.tx_count
-            WHEN 'pnl' THEN round(p.realized_pnl, 2)
-            ELSE round(p.inflow, 2) + round(p.outflow, 2)
-          END) * (CASE WHEN $5 = 'asc' THEN 1 ELSE -1 END),
-         p.address;
+       s.first_seen, s.last_active, p.realized_pnl::DOUBLE,
+       round(p.inflow, 2)::DOUBLE, round(p.outflow, 2)::DOUBLE, (round(p.inflow, 2) - round(p.outflow, 2))::DOUBLE,
+       round(p.realized_pnl, 2)::DOUBLE, (round(p.inflow, 2) + round(p.outflow, 2))::DOUBLE
+FROM wallets p JOIN seen s USING (address);

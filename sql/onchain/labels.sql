@@ -1,7 +1,5 @@
--- OnchainLabels resolves the label cascade of a list of addresses from the in-memory
--- cascade (onchain_labels_mem: per address, the row of the source with the lowest
--- priority number).
--- $1 comma-separated lower-case addresses.
+-- OnchainLabels: the whole in-memory cascade (onchain_labels_mem: per address, the row
+-- of the source with the lowest priority number), read into a Go map once per legs
+-- build.
 SELECT address, entity, wallet_type, confidence, risk_flag, source
-FROM onchain_labels_mem
-WHERE address IN (SELECT unnest(string_split($1, ',')));
+FROM onchain_labels_mem;

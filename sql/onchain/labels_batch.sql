@@ -1,13 +1,12 @@
 -- OnchainLabelsBatch returns, for each labelled address of the list, its cascade label
 -- (the row of the source with the lowest priority number) and its Ethereum activity
--- over the 30 days ending now. Labels and activity always come from Ethereum. Reads the
--- addresses' legs.
--- $1 comma-separated lower-case addresses, $2 since (epoch us, exclusive),
--- $3 until (epoch us, inclusive).
+-- over the 30 days ending now. Labels and activity always come from Ethereum. It builds
+-- the hourly labels board (every labelled address); OnchainLabelsBatch looks its
+-- addresses up in it.
+-- $1 since (epoch us, exclusive), $2 until (epoch us, inclusive).
 WITH lab AS (
     SELECT address, entity, wallet_type, confidence, risk_flag
     FROM onchain_labels_mem
-    WHERE address IN (SELECT unnest(string_split($1, ',')))
 ),
 act AS (
     SELECT wallet AS address,
@@ -15,7 +14,7 @@ act AS (
            count(*) FILTER (WHERE NOT (self AND dir = -1)) AS tx, count(DISTINCT token) AS toks
     FROM onchain_legs_mem
     WHERE wallet IN (SELECT address FROM lab) AND chain = 'ethereum'
-      AND block_time > make_timestamp($2) AND block_time <= make_timestamp($3)
+      AND block_time > make_timestamp($1) AND block_time <= make_timestamp($2)
     GROUP BY wallet
 )
 SELECT lab.address, lab.entity, lab.wallet_type, lab.confidence, lab.risk_flag,

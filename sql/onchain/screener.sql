@@ -4,14 +4,17 @@
 -- neither. P is every address the label cascade does not mark as a venue (cex, dex,
 -- defi, market_maker, bridge), or the smart-money cohort with smart_money_only.
 -- The smart-money cohort: non-venue wallets whose realized PnL on the chain over all
--- history up to now is at least $9 USD (OnchainSmartMoneyPnL; realized PnL as in
+-- history up to the board hour is at least $5 USD (OnchainSmartMoneyPnL; realized PnL as in
 -- discover: per token, the matched quantity min(bought, sold) times the average sell
 -- price minus the average buy price, over priced transfers).
 -- Reads the in-memory legs; each transfer is its sending leg (dir -1: wallet is the
 -- sender, cp the receiver).
+-- It builds the hourly screener board (every token of the chain, unfiltered and
+-- unsorted): OnchainScreener filters, ranks and cuts it in Go. The sort keys come back
+-- as the exact DECIMAL figures rounded to the cent, so ranking on them is ranking to
+-- the cent.
 -- $1 chain, $2 first date (YYYY-MM-DD, inclusive), $3 until (epoch us, inclusive),
--- $4 smart_money_only, $5 sort, $6 min_volume_usd, $7 min_holders, $8 limit,
--- $9 cohort PnL floor (USD).
+-- $4 smart_money_only, $5 cohort PnL floor (USD).
 WITH venues AS (
     SELECT address FROM onchain_labels_mem WHERE venue
 ),
@@ -28,7 +31,7 @@ cohort AS (
     FROM wt
     WHERE b > 0 AND s > 0 AND w NOT IN (SELECT address FROM venues)
     GROUP BY w
-    HAVING sum(CAST(least(b, s) * (su / s - bu / b) AS DECIMAL(38, 6))) >= $9
+    HAVING sum(CAST(least(b, s) * (su / s - bu / b) AS DECIMAL(38, 6))) >= $5
 ),
 tx AS (
     SELECT l.token AS token_address, l.wallet AS from_address, l.cp AS to_address, l.usd,
@@ -70,16 +73,8 @@ agg AS (
     GROUP BY token_address
 )
 SELECT a.token_address, coalesce(k.symbol, ''), k.name,
-       a.volume_usd::DOUBLE, a.in_usd::DOUBLE, a.out_usd::DOUBLE, coalesce(h.n, 0) AS unique_holders, a.tx_count
+       a.volume_usd::DOUBLE, a.in_usd::DOUBLE, a.out_usd::DOUBLE, coalesce(h.n, 0) AS unique_holders, a.tx_count,
+       round(a.volume_usd, 2)::DOUBLE, (round(a.in_usd, 2) - round(a.out_usd, 2))::DOUBLE, round(a.smart_net, 2)::DOUBLE
 FROM agg a
 LEFT JOIN holders h USING (token_address)
-LEFT JOIN onchain_tokens k ON k.chain = $1 AND k.token_address = a.token_address
-WHERE round(a.volume_usd, 2) >= $6 AND coalesce(h.n, 0) >= $7
-ORDER BY CASE $5
-           WHEN 'net_inflow' THEN round(a.in_usd, 2) - round(a.out_usd, 2)
-           WHEN 'holders' THEN coalesce(h.n, 0)
-           WHEN 'smart_inflow' THEN round(a.smart_net, 2)
-           ELSE round(a.volume_usd, 2)
-         END DESC,
-         a.token_address
-LIMIT $8;
+LEFT JOIN onchain_tokens k ON k.chain = $1 AND k.token_address = a.token_address;

@@ -1,7 +1,7 @@
 -- OnchainTokenTransfers ranks the wallets that moved one token in a period: bought is
 -- every inbound transfer, sold every outbound one (round trips count in both), USD at
 -- transfer time. Only wallets with something on the ranked side are listed. Reads the
--- in-memory legs (one per side of each transfer).
+-- token-ordered copy of the in-memory legs (one per side of each transfer).
 -- $1 token address, $2 chain (ethereum, bsc, base or all), $3 since (epoch us,
 -- exclusive), $4 until (epoch us, inclusive), $5 tab (bought or sold), $6 row count.
 WITH targets AS (
@@ -10,11 +10,11 @@ WITH targets AS (
     SELECT $2 AS chain, $1 AS token WHERE $2 <> 'all'
     UNION
     SELECT t.chain, t.token_address
-    FROM onchain_tokens t JOIN onchain_tokens s ON s.asset_id = t.asset_id
+    FROM onchain_tokens_mem t JOIN onchain_tokens_mem s ON s.asset_id = t.asset_id
     WHERE $2 = 'all' AND s.token_address = $1
     UNION
     SELECT c.chain, $1 FROM (VALUES ('ethereum'), ('bsc'), ('base')) c(chain)
-    WHERE $2 = 'all' AND NOT EXISTS (SELECT 1 FROM onchain_tokens WHERE token_address = $1)
+    WHERE $2 = 'all' AND NOT EXISTS (SELECT 1 FROM onchain_tokens_mem WHERE token_address = $1)
 ),
 agg AS (
     SELECT l.wallet AS address,
@@ -23,7 +23,7 @@ agg AS (
            coalesce(sum(l.usd) FILTER (WHERE l.dir = 1), 0) AS usd_spent,
            coalesce(sum(l.usd) FILTER (WHERE l.dir = -1), 0) AS usd_received,
            list_sort(list(DISTINCT l.chain)) AS chains
-    FROM onchain_legs_mem l
+    FROM onchain_legs_tok_mem l
     SEMI JOIN targets g ON g.chain = l.chain AND g.token = l.token
     WHERE l.block_time > make_timestamp($3) AND l.block_time <= make_timestamp($4)
       AND l.wallet <> '0x0000000000000000000000000000000000000000'

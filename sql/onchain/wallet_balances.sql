@@ -4,12 +4,12 @@
 -- $1 chain, $2 address, $3 until (epoch us, inclusive), $4 min USD.
 WITH b AS (
     SELECT token_address, balance, as_of
-    FROM onchain_balances
+    FROM onchain_balances_mem
     WHERE chain = $1 AND address = $2
 ),
 p AS (
     SELECT token_address, arg_max(price_usd, hour) AS price_usd
-    FROM onchain_prices
+    FROM onchain_prices_mem
     WHERE chain = $1 AND hour <= make_timestamp($3) AND token_address IN (SELECT token_address FROM b)
     GROUP BY token_address
 )
@@ -17,6 +17,6 @@ SELECT b.token_address, coalesce(k.symbol, ''), k.name, k.decimals, b.balance, p
        b.balance * p.price_usd AS value_usd, b.as_of
 FROM b
 LEFT JOIN p USING (token_address)
-LEFT JOIN onchain_tokens k ON k.chain = $1 AND k.token_address = b.token_address
+LEFT JOIN onchain_tokens_mem k ON k.chain = $1 AND k.token_address = b.token_address
 WHERE coalesce(b.balance * p.price_usd, 0) >= $4
 ORDER BY value_usd DESC NULLS LAST, b.token_address;

@@ -11,7 +11,7 @@ SELECT l.tx_hash, l.block_number, epoch_us(l.block_time) AS bt, l.log_index, l.t
        CASE WHEN l.dir = 1 THEN l.wallet ELSE l.cp END AS to_address,
        l.amount::DOUBLE, CASE WHEN l.priced THEN l.usd::DOUBLE END
 FROM onchain_legs_mem l
-LEFT JOIN onchain_tokens k ON k.chain = l.chain AND k.token_address = l.token
+LEFT JOIN onchain_tokens_mem k ON k.chain = l.chain AND k.token_address = l.token
 WHERE l.wallet = $2 AND l.chain = $1
   AND l.block_time > make_timestamp($3) AND l.block_time <= make_timestamp($4)
   AND NOT (l.self AND l.dir = -1)

@@ -50,7 +50,8 @@ func newRebuildCmd(cfg *Config) *cobra.Command {
 }
 
 // boardRefresher keeps the hourly boards current in a running server: it builds (or
-// loads) the prediction-market board and the perpetuals leaderboard and builder boards
+// loads) the prediction-market board and tape index, the perpetuals leaderboard and
+// builder boards, and the on-chain boards and in-memory transfer legs
 // at start and checks every minute whether the store clock entered a new hour, so
 // requests rarely pay for a rebuild.
 func boardRefresher(ctx context.Context, _ *Config, _ *cobra.Command, api *handlers.API) (func(), error) {
@@ -68,6 +69,9 @@ func boardRefresher(ctx context.Context, _ *Config, _ *cobra.Command, api *handl
 			}
 			if err := api.Q.PerpdexWarm(ctx); err != nil && ctx.Err() == nil && api.Log != nil {
 				api.Log.Error("perpdex board rebuild", "err", err)
+			}
+			if err := api.Q.OnchainWarm(ctx); err != nil && ctx.Err() == nil && api.Log != nil {
+				api.Log.Error("onchain board rebuild", "err", err)
 			}
 			select {
 			case <-ctx.Done():

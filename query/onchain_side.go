@@ -1,0 +1,66 @@
+package query
+
+import (
+	"context"
+
+	"mdq/lake"
+	sqlfiles "mdq/sql"
+)
+
+// onchainSide lists each side table with its source and build SQL.
+var onchainSide = []struct {
+	src   *lake.Table
+	table string
+	build string
+}{
+	{lake.OnchainBalances, "onchain_balances_mem", sqlfiles.MustRead("onchain/side_build.sql")},
+	{lake.OnchainPrices, "onchain_prices_mem", sqlfiles.MustRead("onchain/side_build_prices.sql")},
+	{lake.OnchainTokens, "onchain_tokens_mem", sqlfiles.MustRead("onchain/side_build_tokens.sql")},
+}
+
+type sideKey struct{}
+
+// onchainSide makes sure onchain_balances_mem, onchain_prices_mem and
+// onchain_tokens_mem reflect the lake's balances, prices and token files (names, sizes
+// and modification times), building them on first use and rebuilding them when a file
+// was added, replaced or removed, as onchainLegs does for the legs. They are small
+// (a second or two to build) and kept apart from the legs so an hourly price or balance
+// file does not rebuild the legs.
+func (q *Queries) onchainSide(ctx context.Context) error {
+	v, _ := q.ext.LoadOrStore(sideKey{}, &legsState{})
+	st := v.(*legsState)
+	sig, err := filesSignature(q.dir, lake.OnchainBalances, lake.OnchainPrices, lake.OnchainTokens)
+	if err != nil {
+		return &StoreError{Op: "onchain side tables", Err: err}
+	}
+	if cur := st.sig.Load(); cur != nil && *cur == sig {
+		return nil
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if cur := st.sig.Load(); cur != nil && *cur == sig {
+		return nil
+	}
+	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), OnchainLegsBuildTimeout)
+	defer cancel()
+	if err := q.Reload(bctx); err != nil {
+		return wrap(bctx, "onchain side tables", err)
+	}
+	for _, t := range onchainSide {
+		files, err := t.src.Files(q.dir)
+		if err != nil {
+			return &StoreError{Op: "onchain side tables", Err: err}
+		}
+		text := t.build
+		if len(files) == 0 {
+			// No source view: drop any copy, so a query reading it fails as one reading
+			// the missing view did.
+			text = "DROP TABLE IF EXISTS " + t.table
+		}
+		if _, err := q.db.ExecContext(bctx, text); err != nil {
+			return wrap(bctx, "onchain side tables", err)
+		}
+	}
+	st.sig.Store(&sig)
+	return nil
+}
