@@ -57,6 +57,30 @@ func DecodeCursor(s, fp string, key any) error {
 	return nil
 }
 
+// CursorAfter decodes the request's cursor parameter, if any, into the key of the last
+// row served, checking it was issued under the fingerprint fp.
+func CursorAfter[K any](v Values, fp string) (*K, error) {
+	c := v.Str("cursor")
+	if c == "" {
+		return nil, nil
+	}
+	var k K
+	if err := DecodeCursor(c, fp, &k); err != nil {
+		return nil, err
+	}
+	return &k, nil
+}
+
+// NextCursor encodes the key of the last row served as nextCursor; nil (JSON null)
+// on the last page.
+func NextCursor[K any](fp string, k *K) *string {
+	if k == nil {
+		return nil
+	}
+	s := EncodeCursor(fp, k)
+	return &s
+}
+
 // BadInput is the exported form of badInput for route runners in other files: a 400
 // whose message reaches the client.
 func BadInput(format string, args ...any) error { return badInput(format, args...) }

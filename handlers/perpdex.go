@@ -49,27 +49,6 @@ func pdRange(q *query.Queries, v Values) (time.Time, time.Time, error) {
 	return start, end, err
 }
 
-// pdAfter decodes the cursor, if any, into key under the fingerprint of filters.
-func pdAfter[K any](v Values, fp string) (*K, error) {
-	c := v.Str("cursor")
-	if c == "" {
-		return nil, nil
-	}
-	var k K
-	if err := DecodeCursor(c, fp, &k); err != nil {
-		return nil, err
-	}
-	return &k, nil
-}
-
-func pdNext[K any](fp string, k *K) *string {
-	if k == nil {
-		return nil
-	}
-	s := EncodeCursor(fp, k)
-	return &s
-}
-
 var pdAddress = Param{Name: "address", In: "path", Kind: Address, Required: true, Doc: "wallet, 0x-prefixed 40 hex digits",
 	Example: "0xb493efeb346bbe1c7dee8a1daa7f5726c49f2ceb",
 	Message: "address %q is not a 0x-prefixed 40-hex-digit wallet address"}
@@ -95,13 +74,13 @@ func perpdexRoutes() []*Route {
 					return nil, err
 				}
 				fp := Fingerprint(v, "coin", "wallet", "start", "end", "direction")
-				after, err := pdAfter[query.LiquidationKey](v, fp)
+				after, err := CursorAfter[query.LiquidationKey](v, fp)
 				if err != nil {
 					return nil, err
 				}
 				page, err := q.PerpdexLiquidations(ctx, query.PerpdexLiquidationsParams{Coin: v.Str("coin"), Wallet: v.Str("wallet"),
 					Direction: v.Str("direction"), Start: start, End: end, Limit: int(v.Int("limit")), After: after})
-				page.NextCursor = pdNext(fp, page.Next)
+				page.NextCursor = NextCursor(fp, page.Next)
 				return page, err
 			},
 		},
@@ -139,14 +118,14 @@ func perpdexRoutes() []*Route {
 					}
 				}
 				fp := Fingerprint(v, "window", "sort", "order", "axis", "cohort", "min_trades", "min_win_rate", "min_volume")
-				after, err := pdAfter[query.BoardKey](v, fp)
+				after, err := CursorAfter[query.BoardKey](v, fp)
 				if err != nil {
 					return nil, err
 				}
 				page, err := q.PerpdexLeaderboard(ctx, query.PerpdexLeaderboardParams{Window: v.Str("window"), Sort: v.Str("sort"),
 					Desc: v.Str("order") == "desc", Axis: axis, Cohort: cohort, MinTrades: v.Int("min_trades"),
 					MinWinRate: v.Float("min_win_rate"), MinVolume: v.Float("min_volume"), Limit: int(v.Int("limit")), After: after})
-				page.NextCursor = pdNext(fp, page.Next)
+				page.NextCursor = NextCursor(fp, page.Next)
 				return page, err
 			},
 		},
@@ -159,12 +138,12 @@ func perpdexRoutes() []*Route {
 			MCP:         &MCPTool{Name: "perpdex_leaderboard_flow_adjusted", Description: "Traders ranked on realized trading PnL from fills (deposits excluded), with deposits, withdrawals, funding and unrealized PnL attributed."},
 			Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
 				fp := Fingerprint(v, "window")
-				after, err := pdAfter[query.BoardKey](v, fp)
+				after, err := CursorAfter[query.BoardKey](v, fp)
 				if err != nil {
 					return nil, err
 				}
 				page, err := q.PerpdexFlowAdjusted(ctx, v.Str("window"), int(v.Int("limit")), after)
-				page.NextCursor = pdNext(fp, page.Next)
+				page.NextCursor = NextCursor(fp, page.Next)
 				return page, err
 			},
 		},
@@ -180,12 +159,12 @@ func perpdexRoutes() []*Route {
 					return nil, err
 				}
 				fp := Fingerprint(v, "start", "end")
-				before, err := pdAfter[time.Time](v, fp)
+				before, err := CursorAfter[time.Time](v, fp)
 				if err != nil {
 					return nil, err
 				}
 				page, err := q.PerpdexStats(ctx, query.PerpdexStatsParams{Start: start, End: end, Limit: int(v.Int("limit")), Before: before})
-				page.NextCursor = pdNext(fp, page.Next)
+				page.NextCursor = NextCursor(fp, page.Next)
 				return page, err
 			},
 		},
@@ -201,13 +180,13 @@ func perpdexRoutes() []*Route {
 					return nil, err
 				}
 				fp := Fingerprint(v, "address", "coin", "start", "end")
-				after, err := pdAfter[query.PerpdexTradeKey](v, fp)
+				after, err := CursorAfter[query.PerpdexTradeKey](v, fp)
 				if err != nil {
 					return nil, err
 				}
 				page, err := q.PerpdexWalletTrades(ctx, query.PerpdexWalletTradesParams{Wallet: v.Str("address"), Coin: v.Str("coin"),
 					Start: start, End: end, Limit: int(v.Int("limit")), After: after})
-				page.NextCursor = pdNext(fp, page.Next)
+				page.NextCursor = NextCursor(fp, page.Next)
 				return page, err
 			},
 		},
@@ -232,12 +211,12 @@ func perpdexRoutes() []*Route {
 			MCP:      &MCPTool{Name: "perpdex_builders", Description: "Builder-code front ends of the perpetuals venue ranked by their fee revenue, volume, users or fills, with market share."},
 			Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
 				fp := Fingerprint(v, "window", "sort", "order")
-				after, err := pdAfter[query.BoardKey](v, fp)
+				after, err := CursorAfter[query.BoardKey](v, fp)
 				if err != nil {
 					return nil, err
 				}
 				page, err := q.PerpdexBuilders(ctx, v.Str("window"), v.Str("sort"), v.Str("order"), int(v.Int("limit")), after)
-				page.NextCursor = pdNext(fp, page.Next)
+				page.NextCursor = NextCursor(fp, page.Next)
 				return page, err
 			},
 		},
@@ -276,12 +255,12 @@ func perpdexRoutes() []*Route {
 			Response: query.BuilderUsersPage{},
 			Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
 				fp := Fingerprint(v, "builder", "window")
-				after, err := pdAfter[query.BoardKey](v, fp)
+				after, err := CursorAfter[query.BoardKey](v, fp)
 				if err != nil {
 					return nil, err
 				}
 				page, err := q.PerpdexBuilderUsers(ctx, v.Str("builder"), v.Str("window"), int(v.Int("limit")), after)
-				page.NextCursor = pdNext(fp, page.Next)
+				page.NextCursor = NextCursor(fp, page.Next)
 				return page, err
 			},
 		},
@@ -293,7 +272,7 @@ func perpdexRoutes() []*Route {
 			Response:    query.HoldersPage{},
 			Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
 				fp := Fingerprint(v, "order")
-				after, err := pdAfter[int64](v, fp)
+				after, err := CursorAfter[int64](v, fp)
 				if err != nil {
 					return nil, err
 				}
@@ -302,7 +281,7 @@ func perpdexRoutes() []*Route {
 					rank = *after
 				}
 				page, err := q.PerpdexHypeHolders(ctx, v.Str("order") == "desc", rank, int(v.Int("limit")))
-				page.NextCursor = pdNext(fp, page.Next)
+				page.NextCursor = NextCursor(fp, page.Next)
 				return page, err
 			},
 		},
@@ -349,12 +328,12 @@ func perpdexRoutes() []*Route {
 					return nil, err
 				}
 				fp := Fingerprint(v, "address", "coin", "start", "end")
-				after, err := pdAfter[query.FillKey](v, fp)
+				after, err := CursorAfter[query.FillKey](v, fp)
 				if err != nil {
 					return nil, err
 				}
 				page, err := q.PerpdexWalletFills(ctx, v.Str("address"), v.Str("coin"), start, end, int(v.Int("limit")), after)
-				page.NextCursor = pdNext(fp, page.Next)
+				page.NextCursor = NextCursor(fp, page.Next)
 				return page, err
 			},
 		},
@@ -369,12 +348,12 @@ func perpdexRoutes() []*Route {
 					return nil, err
 				}
 				fp := Fingerprint(v, "address", "start", "end")
-				after, err := pdAfter[query.LedgerKey](v, fp)
+				after, err := CursorAfter[query.LedgerKey](v, fp)
 				if err != nil {
 					return nil, err
 				}
 				page, err := q.PerpdexWalletLedger(ctx, v.Str("address"), start, end, int(v.Int("limit")), after)
-				page.NextCursor = pdNext(fp, page.Next)
+				page.NextCursor = NextCursor(fp, page.Next)
 				return page, err
 			},
 		},

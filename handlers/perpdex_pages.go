@@ -50,12 +50,12 @@ func pdWalletFundingRoute() *Route {
 				return nil, err
 			}
 			fp := Fingerprint(v, "address", "coin", "start", "end")
-			after, err := pdAfter[query.FundingKey](v, fp)
+			after, err := CursorAfter[query.FundingKey](v, fp)
 			if err != nil {
 				return nil, err
 			}
 			page, err := q.PerpdexWalletFunding(ctx, v.Str("address"), v.Str("coin"), start, end, int(v.Int("limit")), after)
-			page.NextCursor = pdNext(fp, page.Next)
+			page.NextCursor = NextCursor(fp, page.Next)
 			return page, err
 		},
 	}
@@ -91,12 +91,12 @@ func pdFundingRoute() *Route {
 				return nil, err
 			}
 			fp := Fingerprint(v, "coin", "start", "end")
-			after, err := pdAfter[query.FundingKey](v, fp)
+			after, err := CursorAfter[query.FundingKey](v, fp)
 			if err != nil {
 				return nil, err
 			}
 			page, err := q.PerpdexFunding(ctx, v.Str("coin"), start, end, int(v.Int("limit")), after)
-			page.NextCursor = pdNext(fp, page.Next)
+			page.NextCursor = NextCursor(fp, page.Next)
 			return page, err
 		},
 	}
@@ -134,12 +134,12 @@ func pdPositionsRoute() *Route {
 		MCP:      &MCPTool{Name: "perpdex_positions", Description: "The largest open positions on the perpetuals venue (optionally one coin or side) with entry, mark, leverage, liquidation price, unrealized PnL and the holder's cohorts."},
 		Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
 			fp := Fingerprint(v, "coin", "side")
-			after, err := pdAfter[query.PositionKey](v, fp)
+			after, err := CursorAfter[query.PositionKey](v, fp)
 			if err != nil {
 				return nil, err
 			}
 			page, err := q.PerpdexPositions(ctx, v.Str("coin"), v.Str("side"), int(v.Int("limit")), after)
-			page.NextCursor = pdNext(fp, page.Next)
+			page.NextCursor = NextCursor(fp, page.Next)
 			return page, err
 		},
 	}
@@ -163,13 +163,13 @@ func pdCohortsRoute() *Route {
 				return nil, err
 			}
 			fp := Fingerprint(v, "coin", "axis", "start", "end")
-			after, err := pdAfter[query.CohortKey](v, fp)
+			after, err := CursorAfter[query.CohortKey](v, fp)
 			if err != nil {
 				return nil, err
 			}
 			page, err := q.PerpdexCohorts(ctx, query.PerpdexCohortsParams{Coin: v.Str("coin"), Axis: v.Str("axis"),
 				Start: start, End: end, Limit: int(v.Int("limit")), After: after})
-			page.NextCursor = pdNext(fp, page.Next)
+			page.NextCursor = NextCursor(fp, page.Next)
 			return page, err
 		},
 	}

@@ -40,7 +40,7 @@ func pdTradersRoute() *Route {
 			}
 			fp := Fingerprint(v, "window", "sort", "order", "search", "size_cohort", "pnl_cohort", "min_trades",
 				"min_win_rate", "min_volume", "min_account_value")
-			after, err := pdAfter[query.BoardKey](v, fp)
+			after, err := CursorAfter[query.BoardKey](v, fp)
 			if err != nil {
 				return nil, err
 			}
@@ -48,7 +48,7 @@ func pdTradersRoute() *Route {
 				Desc: v.Str("order") == "desc", Search: search, SizeCohort: v.Str("size_cohort"), PnlCohort: v.Str("pnl_cohort"),
 				MinTrades: v.Int("min_trades"), MinWinRatePct: v.Float("min_win_rate"), MinVolume: v.Float("min_volume"),
 				MinAccountValue: v.Float("min_account_value"), Limit: int(v.Int("limit")), After: after})
-			page.NextCursor = pdNext(fp, page.Next)
+			page.NextCursor = NextCursor(fp, page.Next)
 			return page, err
 		},
 	}

@@ -212,27 +212,6 @@ func pmWindow(v Values) (int64, int64, error) {
 	return from, to, nil
 }
 
-// pmAfter decodes the cursor, if any, into a key under the fingerprint fp.
-func pmAfter[K any](v Values, fp string) (*K, error) {
-	c := v.Str("cursor")
-	if c == "" {
-		return nil, nil
-	}
-	var k K
-	if err := DecodeCursor(c, fp, &k); err != nil {
-		return nil, err
-	}
-	return &k, nil
-}
-
-func pmNext[K any](fp string, k *K) *string {
-	if k == nil {
-		return nil
-	}
-	s := EncodeCursor(fp, k)
-	return &s
-}
-
 func predmktMarketsRoute() *Route {
 	return &Route{
 		Method: "GET", Path: "/v1/predmkt/markets", Area: "predmkt", StrictParams: true,
@@ -252,7 +231,7 @@ func predmktMarketsRoute() *Route {
 		MCP:      &MCPTool{Name: "predmkt_markets", Description: "Find prediction markets by category, status (open, resolved, invalid), crypto family or text, with their outcomes, last prices and USD volume."},
 		Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
 			fp := Fingerprint(v, "category", "status", "asset", "tenor", "search", "sort")
-			after, err := pmAfter[query.PredmktMarketKey](v, fp)
+			after, err := CursorAfter[query.PredmktMarketKey](v, fp)
 			if err != nil {
 				return nil, err
 			}
@@ -265,7 +244,7 @@ func predmktMarketsRoute() *Route {
 				p.Status = ""
 			}
 			page, err := q.PredmktMarkets(ctx, p)
-			page.NextCursor = pmNext(fp, page.Next)
+			page.NextCursor = NextCursor(fp, page.Next)
 			return page, err
 		},
 	}
@@ -377,13 +356,13 @@ func predmktTradesRoute() *Route {
 				return nil, err
 			}
 			fp := Fingerprint(v, "condition_id", "token_id", "wallet", "from_ms", "to_ms", "order")
-			after, err := pmAfter[query.PredmktTradeKey](v, fp)
+			after, err := CursorAfter[query.PredmktTradeKey](v, fp)
 			if err != nil {
 				return nil, err
 			}
 			page, err := q.PredmktTrades(ctx, query.PredmktTradesParams{ConditionID: cid, TokenID: v.Str("token_id"),
 				Wallet: v.Str("wallet"), From: from, To: to, Desc: v.Str("order") == "desc", Limit: int(v.Int("limit")), After: after})
-			page.NextCursor = pmNext(fp, page.Next)
+			page.NextCursor = NextCursor(fp, page.Next)
 			return page, err
 		},
 	}
@@ -407,7 +386,7 @@ func predmktSettlementsRoute() *Route {
 				return nil, err
 			}
 			fp := Fingerprint(v, "category", "status", "from_ms", "to_ms")
-			after, err := pmAfter[query.PredmktSettlementKey](v, fp)
+			after, err := CursorAfter[query.PredmktSettlementKey](v, fp)
 			if err != nil {
 				return nil, err
 			}
@@ -420,7 +399,7 @@ func predmktSettlementsRoute() *Route {
 				p.Status = ""
 			}
 			page, err := q.PredmktSettlements(ctx, p)
-			page.NextCursor = pmNext(fp, page.Next)
+			page.NextCursor = NextCursor(fp, page.Next)
 			return page, err
 		},
 	}
@@ -452,7 +431,7 @@ func predmktWalletPositionsRoute() *Route {
 		MCP:      &MCPTool{Name: "predmkt_wallet_positions", Description: "Open and settled positions of one prediction-market wallet per outcome: shares, cost basis, average entry, realized PnL and unrealized PnL at the current mid."},
 		Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
 			fp := Fingerprint(v, "address", "status")
-			after, err := pmAfter[query.PredmktPositionKey](v, fp)
+			after, err := CursorAfter[query.PredmktPositionKey](v, fp)
 			if err != nil {
 				return nil, err
 			}
@@ -462,7 +441,7 @@ func predmktWalletPositionsRoute() *Route {
 			}
 			page, err := q.PredmktWalletPositions(ctx, query.PredmktWalletPositionsParams{Wallet: v.Str("address"), Status: st,
 				Limit: int(v.Int("limit")), After: after})
-			page.NextCursor = pmNext(fp, page.Next)
+			page.NextCursor = NextCursor(fp, page.Next)
 			return page, err
 		},
 	}
@@ -489,13 +468,13 @@ func predmktWalletTradesRoute() *Route {
 				return nil, err
 			}
 			fp := Fingerprint(v, "address", "condition_id", "token_id", "from_ms", "to_ms")
-			after, err := pmAfter[query.PredmktTradeKey](v, fp)
+			after, err := CursorAfter[query.PredmktTradeKey](v, fp)
 			if err != nil {
 				return nil, err
 			}
 			page, err := q.PredmktWalletTrades(ctx, query.PredmktWalletTradesParams{Wallet: v.Str("address"), ConditionID: cid,
 				TokenID: v.Str("token_id"), From: from, To: to, Limit: int(v.Int("limit")), After: after})
-			page.NextCursor = pmNext(fp, page.Next)
+			page.NextCursor = NextCursor(fp, page.Next)
 			return page, err
 		},
 	}
