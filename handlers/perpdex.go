@@ -67,7 +67,7 @@ func perpdexRoutes() []*Route {
 				pdLimit(100, 5000), pdCursor,
 			},
 			Response: query.LiquidationsPage{},
-			MCP:      &MCPTool{Name: "perpdex_liquidations", Description: "Recent liquidations on the perpetuals venue with the liquidated wallet's size and PnL cohort (point-in-time where published)."},
+			MCP:      &MCPTool{Credits: 1, Name: "perpdex_liquidations", Description: "Recent liquidations on the perpetuals venue with the liquidated wallet's size and PnL cohort (point-in-time where published)."},
 			Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
 				start, end, err := pdRange(q, v)
 				if err != nil {
@@ -101,7 +101,7 @@ func perpdexRoutes() []*Route {
 				pdLimit(25, 500), pdCursor,
 			},
 			Response: query.TraderPage{},
-			MCP:      &MCPTool{Name: "perpdex_leaderboard", Description: "Perpetuals-venue trader leaderboard: PnL, ROI, win rates, drawdowns and cohorts per wallet over 1d, 7d, 30d or all."},
+			MCP:      &MCPTool{Credits: 1, Name: "perpdex_leaderboard", Description: "Perpetuals-venue trader leaderboard: PnL, ROI, win rates, drawdowns and cohorts per wallet over 1d, 7d, 30d or all."},
 			Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
 				axis := v.Str("axis")
 				cohort := strings.ReplaceAll(strings.TrimSpace(v.Str("cohort")), " ", "_")
@@ -135,7 +135,7 @@ func perpdexRoutes() []*Route {
 			Description: "TraderRow plus attributed (trading, funding and account movements), flow (deposits, withdrawals, sends) and flow_unbalanced (a send in the window makes attributed unreliable; rank unaffected, never filtered).",
 			Params:      []Param{pdWindowParam, pdLimit(100, 500), pdCursor},
 			Response:    query.FlowAdjustedPage{},
-			MCP:         &MCPTool{Name: "perpdex_leaderboard_flow_adjusted", Description: "Traders ranked on realized trading PnL from fills (deposits excluded), with deposits, withdrawals, funding and unrealized PnL attributed."},
+			MCP:         &MCPTool{Credits: 1, Name: "perpdex_leaderboard_flow_adjusted", Description: "Traders ranked on realized trading PnL from fills (deposits excluded), with deposits, withdrawals, funding and unrealized PnL attributed."},
 			Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
 				fp := Fingerprint(v, "window")
 				after, err := CursorAfter[query.BoardKey](v, fp)
@@ -153,6 +153,7 @@ func perpdexRoutes() []*Route {
 			Description: "Without a cursor the page covers the limit hours ending at end (start only narrows it, so size limit to the range); with a cursor it continues down to start.",
 			Params:      []Param{pdStart, pdEnd, pdLimit(500, 5000), pdCursor},
 			Response:    query.StatsPage{},
+			MCP:         &MCPTool{Credits: 1, Name: "perpdex_stats", Description: "Hourly venue-wide statistics, newest first: total perp equity, wallets, open positions long and short, open interest, positions in profit."},
 			Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
 				start, end, err := pdRange(q, v)
 				if err != nil {
@@ -174,6 +175,7 @@ func perpdexRoutes() []*Route {
 			Description: "A trade is a position cycle on one asset from flat to flat; a flip closes one and opens the next. start and end filter on close time (for an open trade, its latest fill).",
 			Params:      []Param{pdAddress, {Name: "coin", Kind: String, Doc: "asset (exact, e.g. BTC or xyz:TSLA); omit for all"}, pdStart, pdEnd, pdLimit(100, 5000), pdCursor},
 			Response:    query.WalletTradesPage{},
+			MCP:         &MCPTool{Credits: 1, Name: "perpdex_wallet_trades", Description: "A wallet's closed and open trades reconstructed from fills (flat to flat), newest first: direction, entry and exit VWAP, size, PnL, fees, duration."},
 			Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
 				start, end, err := pdRange(q, v)
 				if err != nil {
@@ -196,6 +198,7 @@ func perpdexRoutes() []*Route {
 			Description: "Over trades that opened or closed in a rolling window of N times 24 hours (all: every trade). Open trades are counted and partial-close PnL is included.",
 			Params:      []Param{pdAddress, {Name: "window", Kind: Enum, Enum: []string{"1d", "7d", "30d", "all"}, Default: "all"}},
 			Response:    query.TradesSummary{},
+			MCP:         &MCPTool{Credits: 1, Name: "perpdex_wallet_trades_summary", Description: "Trade statistics of one wallet over a rolling window, overall and per coin: wins, losses, win rates, PnL, profit factor, durations, sizes. Open trades and partial-close PnL are included."},
 			Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
 				return q.PerpdexTradesSummary(ctx, v.Str("address"), v.Str("window"))
 			},
@@ -208,7 +211,7 @@ func perpdexRoutes() []*Route {
 				{Name: "sort", Kind: Enum, Enum: []string{"fee", "volume", "users", "fills"}, Default: "fee"},
 				pdOrderParam, pdLimit(100, 500), pdCursor},
 			Response: query.BuildersPage{},
-			MCP:      &MCPTool{Name: "perpdex_builders", Description: "Builder-code front ends of the perpetuals venue ranked by their fee revenue, volume, users or fills, with market share."},
+			MCP:      &MCPTool{Credits: 1, Name: "perpdex_builders", Description: "Builder-code front ends of the perpetuals venue ranked by their fee revenue, volume, users or fills, with market share."},
 			Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
 				fp := Fingerprint(v, "window", "sort", "order")
 				after, err := CursorAfter[query.BoardKey](v, fp)
@@ -226,7 +229,7 @@ func perpdexRoutes() []*Route {
 			Description: "The literal segment stats is never a builder lookup. Read lifetime.first_seen for the actual coverage start.",
 			Params:      []Param{pdWindowParam},
 			Response:    query.BuildersStats{},
-			MCP:         &MCPTool{Name: "perpdex_builders_stats", Description: "Venue-wide builder-code economics: totals, daily buckets and lifetime coverage."},
+			MCP:         &MCPTool{Credits: 1, Name: "perpdex_builders_stats", Description: "Venue-wide builder-code economics: totals, daily buckets and lifetime coverage."},
 			Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
 				return q.PerpdexBuildersStats(ctx, v.Str("window"))
 			},
@@ -242,7 +245,7 @@ func perpdexRoutes() []*Route {
 				{Name: "breakdown_limit", Kind: Int, Default: int64(100), Min: F(1), ClampHi: F(1000), Doc: "rows per breakdown; default 100, above 1000 served at 1000"},
 			},
 			Response: query.BuilderDetail{},
-			MCP:      &MCPTool{Name: "perpdex_builder", Description: "One builder code's fees, volume, market share, assets, dexes, user deciles and lifetime figures."},
+			MCP:      &MCPTool{Credits: 1, Name: "perpdex_builder", Description: "One builder code's fees, volume, market share, assets, dexes, user deciles and lifetime figures."},
 			Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
 				return q.PerpdexBuilder(ctx, v.Str("builder"), v.Str("window"), int(v.Int("breakdown_limit")))
 			},
@@ -253,6 +256,7 @@ func perpdexRoutes() []*Route {
 			Params: []Param{{Name: "builder", In: "path", Kind: Address, Required: true, Message: "builder %q is not a 0x-prefixed 40-hex-digit address",
 				Example: "0xfb2349430d72010c587d0ea4845ae6d630da53bd"}, pdWindowParam, pdLimit(100, 1000), pdCursor},
 			Response: query.BuilderUsersPage{},
+			MCP:      &MCPTool{Credits: 1, Name: "perpdex_builder_users", Description: "The wallets behind a builder's totals over a window: volume, fills, fees paid to the builder and closed PnL per user."},
 			Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
 				fp := Fingerprint(v, "builder", "window")
 				after, err := CursorAfter[query.BoardKey](v, fp)
@@ -270,6 +274,7 @@ func perpdexRoutes() []*Route {
 			Description: "The union of spot and staked (delegated) balances, last known per wallet; USD at one price (hype_price_usd) for every row; rank counts in the requested order.",
 			Params:      []Param{pdOrderParam, pdLimit(100, 500), pdCursor},
 			Response:    query.HoldersPage{},
+			MCP:         &MCPTool{Credits: 1, Name: "perpdex_hype_holders", Description: "HYPE holders ranked by spot plus staked balance, with USD at one current price and cohort labels."},
 			Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
 				fp := Fingerprint(v, "order")
 				after, err := CursorAfter[int64](v, fp)
@@ -298,7 +303,7 @@ func perpdexRoutes() []*Route {
 				{Name: "limit", Kind: Int, Default: int64(50), ClampLo: F(1), ClampHi: F(50), Doc: "declared default 50, max 500; clamped into 1 to 50, never rejected"},
 			},
 			Response: query.MatchPage{},
-			MCP:      &MCPTool{Name: "perpdex_positions_match", Description: "Find open perpetuals positions matching a coin, side, leverage and entry price (for example to identify a wallet from a screenshot)."},
+			MCP:      &MCPTool{Credits: 1, Name: "perpdex_positions_match", Description: "Find open perpetuals positions matching a coin, side, leverage and entry price (for example to identify a wallet from a screenshot)."},
 			Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
 				m := query.MatchQuery{Coin: v.Str("coin"), Side: v.Str("side"), Leverage: v.Float("leverage"), EntryPrice: v.Float("entry_price"),
 					MarkPriceHint: v.Float("entry_price")}
@@ -313,6 +318,7 @@ func perpdexRoutes() []*Route {
 			Summary:     "Every coin: mark, open interest, funding rate and 24h volume",
 			Description: "Mark is the latest hourly mark; open interest is from the newest position batch; funding is the latest hourly rate; volume counts each trade once over the last 24 hours. Ordered by 24h volume.",
 			Response:    query.MarketsPage{},
+			MCP:         &MCPTool{Credits: 1, Name: "perpdex_markets", Description: "Every perpetual coin: mark price, open interest, funding rate and 24h volume."},
 			Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
 				return q.PerpdexMarkets(ctx)
 			},
@@ -322,6 +328,7 @@ func perpdexRoutes() []*Route {
 			Summary:  "One wallet's fills, newest first",
 			Params:   []Param{pdAddress, {Name: "coin", Kind: String, Doc: "asset (exact); omit for all"}, pdStart, pdEnd, pdLimit(100, 2000), pdCursor},
 			Response: query.WalletFillsPage{},
+			MCP:      &MCPTool{Credits: 1, Name: "perpdex_wallet_fills", Description: "A wallet's raw fills, newest first: coin, side, price, size, direction, closed PnL, fees, builder."},
 			Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
 				start, end, err := pdRange(q, v)
 				if err != nil {
@@ -342,6 +349,7 @@ func perpdexRoutes() []*Route {
 			Summary:  "One wallet's deposits, withdrawals and sends, newest first",
 			Params:   []Param{pdAddress, pdStart, pdEnd, pdLimit(100, 2000), pdCursor},
 			Response: query.WalletLedgerPage{},
+			MCP:      &MCPTool{Credits: 1, Name: "perpdex_wallet_ledger", Description: "A wallet's deposits, withdrawals and sends, newest first."},
 			Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
 				start, end, err := pdRange(q, v)
 				if err != nil {

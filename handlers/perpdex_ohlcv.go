@@ -22,7 +22,7 @@ func pdOHLCVRoute() *Route {
 			{Name: "limit", Kind: Int, Default: int64(500), Min: F(1), ClampHi: F(1000), Doc: "candles; default 500, above 1000 served at 1000"},
 		},
 		Response: query.OHLCVPage{},
-		MCP:      &MCPTool{Name: "perpdex_ohlcv", Description: "Price candles (open, high, low, close, volume) of one perpetuals-venue coin at 1m, 5m, 15m, 1h, 4h or 1d."},
+		MCP:      &MCPTool{Credits: 1, Name: "perpdex_ohlcv", Description: "Price candles (open, high, low, close, volume) of one perpetuals-venue coin at 1m, 5m, 15m, 1h, 4h or 1d."},
 		Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
 			to := q.Now().UnixMilli()
 			if v.Has("to") {

@@ -14,7 +14,7 @@ func pdWalletRoute() *Route {
 		Description: "Latest hourly account snapshot, the wallet's positions in the newest position batch (count, notional, unrealized PnL), today's cohort labels and lifetime totals of fills, trades, funding and ledger flows. Nothing after now counts. 404 for a wallet the lake holds nothing of.",
 		Params:      []Param{pdAddress},
 		Response:    query.WalletOverview{},
-		MCP:         &MCPTool{Name: "perpdex_wallet", Description: "One perpetuals-venue wallet: account value, open position count and unrealized PnL, size and PnL cohort labels, and lifetime volume, PnL, fees, funding, trades and deposits."},
+		MCP:         &MCPTool{Credits: 1, Name: "perpdex_wallet", Description: "One perpetuals-venue wallet: account value, open position count and unrealized PnL, size and PnL cohort labels, and lifetime volume, PnL, fees, funding, trades and deposits."},
 		Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
 			return q.PerpdexWallet(ctx, v.Str("address"))
 		},
@@ -29,7 +29,7 @@ func pdWalletPositionsRoute() *Route {
 		Description: "The wallet's rows of the newest venue-wide position snapshot batch at or before now, largest notional first; [] when the wallet is flat in it.",
 		Params:      []Param{pdAddress},
 		Response:    query.WalletPositionsPage{},
-		MCP:         &MCPTool{Name: "perpdex_wallet_positions", Description: "A perpetuals-venue wallet's open positions: coin, side, size, entry and mark price, leverage, liquidation price and unrealized PnL."},
+		MCP:         &MCPTool{Credits: 1, Name: "perpdex_wallet_positions", Description: "A perpetuals-venue wallet's open positions: coin, side, size, entry and mark price, leverage, liquidation price and unrealized PnL."},
 		Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
 			return q.PerpdexWalletPositions(ctx, v.Str("address"))
 		},
@@ -44,6 +44,7 @@ func pdWalletFundingRoute() *Route {
 		Description: "One row per position and funding hour: the rate applied and the payment (negative when the wallet paid). Ordered by time descending, then coin.",
 		Params:      []Param{pdAddress, {Name: "coin", Kind: String, Doc: "asset (exact); omit for all"}, pdStart, pdEnd, pdLimit(100, 2000), pdCursor},
 		Response:    query.WalletFundingPage{},
+		MCP:         &MCPTool{Credits: 1, Name: "perpdex_wallet_funding", Description: "A wallet's hourly funding payments (negative when it paid), newest first."},
 		Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
 			start, end, err := pdRange(q, v)
 			if err != nil {
@@ -71,6 +72,7 @@ func pdWalletPortfolioRoute() *Route {
 			{Name: "window", Kind: Enum, Enum: []string{"1d", "7d", "30d", "all"}, Default: "7d", Doc: "rolling N times 24 hours ending now; all is unbounded"},
 			{Name: "resolution", Kind: Enum, Enum: []string{"hourly", "daily"}, Default: "hourly", Doc: "bucket width: UTC hours or UTC dates"}},
 		Response: query.PortfolioPage{},
+		MCP:      &MCPTool{Credits: 1, Name: "perpdex_wallet_portfolio", Description: "A wallet's account value and cumulative PnL series over a window, hourly or daily."},
 		Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
 			return q.PerpdexWalletPortfolio(ctx, v.Str("address"), v.Str("window"), v.Str("resolution"))
 		},
@@ -85,6 +87,7 @@ func pdFundingRoute() *Route {
 		Description: "One row per coin and funding hour with a payment: the rate applied, its annualized form and how many positions paid or received it. Ordered by time descending, then coin.",
 		Params:      []Param{{Name: "coin", Kind: String, Doc: "venue coin ticker (exact); omit for all"}, pdStart, pdEnd, pdLimit(500, 5000), pdCursor},
 		Response:    query.FundingPage{},
+		MCP:         &MCPTool{Credits: 1, Name: "perpdex_funding", Description: "Hourly funding-rate history per coin, with the annualized rate."},
 		Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
 			start, end, err := pdRange(q, v)
 			if err != nil {
@@ -113,6 +116,7 @@ func pdMarketRoute() *Route {
 			{Name: "window", Kind: Enum, Enum: []string{"1d", "7d", "30d", "all"}, Default: "7d", Doc: "rolling N times 24 hours ending now; all is unbounded"},
 		},
 		Response: query.MarketHistory{},
+		MCP:      &MCPTool{Credits: 1, Name: "perpdex_market", Description: "One coin's hourly history: mark price, open interest, funding rate and volume."},
 		Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
 			return q.PerpdexMarketHistory(ctx, v.Str("coin"), v.Str("window"))
 		},
@@ -131,7 +135,7 @@ func pdPositionsRoute() *Route {
 			pdLimit(100, 500), pdCursor,
 		},
 		Response: query.VenuePositionsPage{},
-		MCP:      &MCPTool{Name: "perpdex_positions", Description: "The largest open positions on the perpetuals venue (optionally one coin or side) with entry, mark, leverage, liquidation price, unrealized PnL and the holder's cohorts."},
+		MCP:      &MCPTool{Credits: 1, Name: "perpdex_positions", Description: "The largest open positions on the perpetuals venue (optionally one coin or side) with entry, mark, leverage, liquidation price, unrealized PnL and the holder's cohorts."},
 		Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
 			fp := Fingerprint(v, "coin", "side")
 			after, err := CursorAfter[query.PositionKey](v, fp)
@@ -190,7 +194,7 @@ func pdLiquidationMapRoute() *Route {
 			{Name: "bucket_pct", Kind: Number, Default: 1.0, Min: F(0.05), Max: F(10), Doc: "bucket width, percent of the mark; default 1; range_pct * 2 / bucket_pct at most 400 buckets"},
 		},
 		Response: query.LiquidationMap{},
-		MCP:      &MCPTool{Name: "perpdex_liquidation_map", Description: "Where a perpetuals coin's open positions would be liquidated: long and short notional per price bucket around the mark, from the newest position snapshot."},
+		MCP:      &MCPTool{Credits: 1, Name: "perpdex_liquidation_map", Description: "Where a perpetuals coin's open positions would be liquidated: long and short notional per price bucket around the mark, from the newest position snapshot."},
 		Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
 			if n := query.PerpdexLiquidationBuckets(v.Float("range_pct"), v.Float("bucket_pct")); n > pdMaxLiqBuckets {
 				return nil, badInput("range_pct %s with bucket_pct %s makes %d buckets; at most %d", num(v.Float("range_pct")),

@@ -32,7 +32,7 @@ func pdTradersRoute() *Route {
 			pdLimit(50, 500), pdCursor,
 		},
 		Response: query.TraderPage{},
-		MCP:      &MCPTool{Name: "perpdex_traders", Description: "Search perpetuals-venue traders by wallet fragment, size and PnL cohort, minimum trades, win rate (percent, 60 = 60%), volume and account value; sorted by any leaderboard metric."},
+		MCP:      &MCPTool{Credits: 1, Name: "perpdex_traders", Description: "Search perpetuals-venue traders by wallet fragment, size and PnL cohort, minimum trades, win rate (percent, 60 = 60%), volume and account value; sorted by any leaderboard metric."},
 		Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
 			search := strings.ToLower(v.Str("search"))
 			if search != "" && !pdHexFragment.MatchString(search) {

@@ -17,7 +17,7 @@ func perpdexVaultRoutes() []*Route {
 		Description: "Every vault (the market-making vault and the liquidator vault), ordered by address. account_value is the latest hourly account snapshot at or before now; pnl_* are fills' closed_pnl minus fee plus funding payments over 1d, 7d, 30d and the whole history; volume_usd, fills, maker_share_pct (volume on non-crossing fills) and apr_pct cover the requested window. apr_pct = window PnL / mean hourly account value in the window * 365 / window days * 100 (for all, days from the first fill or funding).",
 		Params:      []Param{window},
 		Response:    query.VaultsPage{},
-		MCP:         &MCPTool{Name: "perpdex_vaults", Description: "The perpetuals venue's vaults (market making, liquidation): account value in USD, PnL over 1d, 7d, 30d and all time (closed PnL minus fees plus funding), window volume, fill count, maker share and an estimated APR."},
+		MCP:         &MCPTool{Credits: 1, Name: "perpdex_vaults", Description: "The perpetuals venue's vaults (market making, liquidation): account value in USD, PnL over 1d, 7d, 30d and all time (closed PnL minus fees plus funding), window volume, fill count, maker share and an estimated APR."},
 		Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
 			return q.PerpdexVaults(ctx, v.Str("window"))
 		},
@@ -32,7 +32,7 @@ func perpdexVaultRoutes() []*Route {
 			window,
 		},
 		Response: query.VaultDetail{},
-		MCP:      &MCPTool{Name: "perpdex_vault", Description: "One perpetuals-venue vault: account value, PnL (1d, 7d, 30d, all), window volume, maker share and APR estimate, a daily series of account value and PnL over the window, and its open positions from the newest snapshot batch."},
+		MCP:      &MCPTool{Credits: 1, Name: "perpdex_vault", Description: "One perpetuals-venue vault: account value, PnL (1d, 7d, 30d, all), window volume, maker share and APR estimate, a daily series of account value and PnL over the window, and its open positions from the newest snapshot batch."},
 		Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
 			return q.PerpdexVault(ctx, v.Str("address"), v.Str("window"))
 		},

@@ -29,7 +29,7 @@ func predmktRoutes() []*Route {
 			{Name: "limit", Kind: Int, Default: int64(500), Min: F(1), ClampHi: F(1000), Doc: "default 500; hard cap 1000"},
 		},
 		Response: []query.CandleBar{},
-		MCP:      &MCPTool{Name: "predmkt_ohlcv", Description: "Candles (open, high, low, close as probabilities; volume in shares) of one prediction-market outcome token."},
+		MCP:      &MCPTool{Credits: 1, Name: "predmkt_ohlcv", Description: "Candles (open, high, low, close as probabilities; volume in shares) of one prediction-market outcome token."},
 		Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
 			return q.PredmktOHLCV(ctx, query.PredmktOHLCVParams{
 				TokenID: v.Str("token_id"), Interval: v.Str("interval"),
@@ -60,7 +60,7 @@ func predmktLeaderboardRoute() *Route {
 			{Name: "offset", Kind: Int, Default: int64(0), Min: F(0), Max: F(1000), Doc: "rows to skip, 0 to 1000; rank continues"},
 		},
 		Response: []query.WalletBoardRow{},
-		MCP:      &MCPTool{Name: "predmkt_leaderboard", Description: "Prediction-market wallets ranked by realized PnL, hit rate, volume or activity, overall or in one category, with bot/whale/hot/cold tags."},
+		MCP:      &MCPTool{Credits: 1, Name: "predmkt_leaderboard", Description: "Prediction-market wallets ranked by realized PnL, hit rate, volume or activity, overall or in one category, with bot/whale/hot/cold tags."},
 		Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
 			return q.PredmktLeaderboard(ctx, query.PredmktLeaderboardParams{
 				Category: v.Str("category"), Window: v.Str("window"), Sort: v.Str("sort"),
@@ -85,7 +85,7 @@ func predmktSmartMoneyRoute() *Route {
 		// Two row shapes by mode (SmartMoneyFlowRow, SmartMoneyMispricingRow); the route
 		// table has no one-of, so the schema is an array of objects described above.
 		Response: []any{},
-		MCP:      &MCPTool{Name: "predmkt_smart_money", Description: "Prediction-market smart-money signals: net flows of the profitable-wallet cohort per market, or markets whose mid has moved past the cohort's entry."},
+		MCP:      &MCPTool{Credits: 1, Name: "predmkt_smart_money", Description: "Prediction-market smart-money signals: net flows of the profitable-wallet cohort per market, or markets whose mid has moved past the cohort's entry."},
 		Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
 			return q.PredmktSmartMoney(ctx, query.PredmktSmartMoneyParams{
 				Mode: v.Str("mode"), Hours: v.Int("hours"), Category: v.Str("category"), Limit: int(v.Int("limit")),
@@ -105,7 +105,7 @@ func predmktOrderbookRoute() *Route {
 			{Name: "depth", Kind: Int, Default: int64(25), Min: F(1), ClampHi: F(25), Doc: "levels per side; default 25, hard cap 25"},
 		},
 		Response: []query.BookRow{},
-		MCP:      &MCPTool{Name: "predmkt_orderbook", Description: "Order-book levels of one prediction-market outcome token at a point in time."},
+		MCP:      &MCPTool{Credits: 1, Name: "predmkt_orderbook", Description: "Order-book levels of one prediction-market outcome token at a point in time."},
 		Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
 			ts := q.Now().UnixMilli()
 			if v.Has("ts") {
@@ -228,7 +228,7 @@ func predmktMarketsRoute() *Route {
 			pmLimit(50, 200), pmCursor,
 		},
 		Response: query.PredmktMarketsPage{},
-		MCP:      &MCPTool{Name: "predmkt_markets", Description: "Find prediction markets by category, status (open, resolved, invalid), crypto family or text, with their outcomes, last prices and USD volume."},
+		MCP:      &MCPTool{Credits: 1, Name: "predmkt_markets", Description: "Find prediction markets by category, status (open, resolved, invalid), crypto family or text, with their outcomes, last prices and USD volume."},
 		Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
 			fp := Fingerprint(v, "category", "status", "asset", "tenor", "search", "sort")
 			after, err := CursorAfter[query.PredmktMarketKey](v, fp)
@@ -257,7 +257,7 @@ func predmktMarketRoute() *Route {
 		Description: "The market's listing (as in /markets) with, per outcome token, the last trade price and the latest recorded mid at or before now. 404 for a market the lake does not hold.",
 		Params:      []Param{pmConditionID},
 		Response:    query.PredmktMarketDetail{},
-		MCP:         &MCPTool{Name: "predmkt_market", Description: "One prediction market by condition id: question, category, status and winner, volume, and each outcome's last price and mid (probability)."},
+		MCP:         &MCPTool{Credits: 1, Name: "predmkt_market", Description: "One prediction market by condition id: question, category, status and winner, volume, and each outcome's last price and mid (probability)."},
 		Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
 			id, err := pmCondition(v, "condition_id")
 			if err != nil {
@@ -276,7 +276,7 @@ func predmktMarketStatsRoute() *Route {
 		Params: []Param{pmConditionID,
 			{Name: "hours", Kind: Int, Default: int64(24), Min: F(1), Max: F(720), Doc: "window of the *_window figures, 1 to 720; default 24"}},
 		Response: query.PredmktMarketStats{},
-		MCP:      &MCPTool{Name: "predmkt_market_stats", Description: "Trading statistics of one prediction market per outcome: volume, trades, VWAP, price range, recent-window volume, holder counts and traders."},
+		MCP:      &MCPTool{Credits: 1, Name: "predmkt_market_stats", Description: "Trading statistics of one prediction market per outcome: volume, trades, VWAP, price range, recent-window volume, holder counts and traders."},
 		Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
 			id, err := pmCondition(v, "condition_id")
 			if err != nil {
@@ -294,7 +294,7 @@ func predmktMarketHoldersRoute() *Route {
 		Description: "Per outcome token, the wallets with the largest net positions (shares bought minus sold over every fill, taker and maker, up to now), largest first with ties on address; only positive positions hold. Redemptions after resolution are not in the tape, so a resolved market lists its holders as they stood at settlement. 404 for an unknown market.",
 		Params:      []Param{pmConditionID, {Name: "limit", Kind: Int, Default: int64(20), Min: F(1), ClampHi: F(100), Doc: "holders per outcome; default 20, above 100 is served at 100"}},
 		Response:    query.PredmktMarketHolders{},
-		MCP:         &MCPTool{Name: "predmkt_market_holders", Description: "Largest holders of each outcome of one prediction market by net shares, with their average buy price."},
+		MCP:         &MCPTool{Credits: 1, Name: "predmkt_market_holders", Description: "Largest holders of each outcome of one prediction market by net shares, with their average buy price."},
 		Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
 			id, err := pmCondition(v, "condition_id")
 			if err != nil {
@@ -342,7 +342,7 @@ func predmktTradesRoute() *Route {
 			pmLimit(100, 1000), pmCursor,
 		},
 		Response: query.PredmktTradesPage{},
-		MCP:      &MCPTool{Name: "predmkt_trades", Description: "Recent prediction-market trades of a market, outcome token or wallet: price, shares, USD, taker side, taker and maker."},
+		MCP:      &MCPTool{Credits: 1, Name: "predmkt_trades", Description: "Recent prediction-market trades of a market, outcome token or wallet: price, shares, USD, taker side, taker and maker."},
 		Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
 			cid, err := pmCondition(v, "condition_id")
 			if err != nil {
@@ -379,7 +379,7 @@ func predmktSettlementsRoute() *Route {
 			pmFromMs, pmToMs, pmLimit(50, 500), pmCursor,
 		},
 		Response: query.PredmktSettlementsPage{},
-		MCP:      &MCPTool{Name: "predmkt_settlements", Description: "Recently resolved prediction markets: winning outcome or invalid, resolution time, traded volume and the USD paid to winning holders."},
+		MCP:      &MCPTool{Credits: 1, Name: "predmkt_settlements", Description: "Recently resolved prediction markets: winning outcome or invalid, resolution time, traded volume and the USD paid to winning holders."},
 		Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
 			from, to, err := pmWindow(v)
 			if err != nil {
@@ -412,7 +412,7 @@ func predmktWalletRoute() *Route {
 		Description: "The wallet's entries on the hourly board (the leaderboard's figures and definitions): overall (category all) and one entry per category it traded, each with its rank by realized PnL among every wallet of that category's board (no filters). 404 for a wallet with no fill.",
 		Params:      []Param{pmWallet},
 		Response:    query.PredmktWalletProfile{},
-		MCP:         &MCPTool{Name: "predmkt_wallet", Description: "Profile of one prediction-market wallet: realized PnL (lifetime and 24h/7d/30d), hit rate, volume, trades, tags and rank, overall and per category."},
+		MCP:         &MCPTool{Credits: 1, Name: "predmkt_wallet", Description: "Profile of one prediction-market wallet: realized PnL (lifetime and 24h/7d/30d), hit rate, volume, trades, tags and rank, overall and per category."},
 		Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
 			return q.PredmktWallet(ctx, v.Str("address"))
 		},
@@ -428,7 +428,7 @@ func predmktWalletPositionsRoute() *Route {
 			{Name: "status", Kind: Enum, Default: "all", Enum: append([]string{"all"}, query.PositionStatuses...), Doc: "open, settled, void or all"},
 			pmLimit(100, 500), pmCursor},
 		Response: query.PredmktPositionsPage{},
-		MCP:      &MCPTool{Name: "predmkt_wallet_positions", Description: "Open and settled positions of one prediction-market wallet per outcome: shares, cost basis, average entry, realized PnL and unrealized PnL at the current mid."},
+		MCP:      &MCPTool{Credits: 1, Name: "predmkt_wallet_positions", Description: "Open and settled positions of one prediction-market wallet per outcome: shares, cost basis, average entry, realized PnL and unrealized PnL at the current mid."},
 		Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
 			fp := Fingerprint(v, "address", "status")
 			after, err := CursorAfter[query.PredmktPositionKey](v, fp)
@@ -457,7 +457,7 @@ func predmktWalletTradesRoute() *Route {
 			{Name: "token_id", Kind: String, Doc: "only this outcome token"},
 			pmFromMs, pmToMs, pmLimit(100, 1000), pmCursor},
 		Response: query.PredmktWalletTradesPage{},
-		MCP:      &MCPTool{Name: "predmkt_wallet_trades", Description: "Recent fills of one prediction-market wallet: market, outcome, role, side, price, shares and USD."},
+		MCP:      &MCPTool{Credits: 1, Name: "predmkt_wallet_trades", Description: "Recent fills of one prediction-market wallet: market, outcome, role, side, price, shares and USD."},
 		Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
 			cid, err := pmCondition(v, "condition_id")
 			if err != nil {
@@ -489,7 +489,7 @@ func predmktWalletPnLRoute() *Route {
 			{Name: "days", Kind: Int, Default: int64(30), Min: F(1), ClampHi: F(365), Doc: "days in the series; default 30, above 365 is served at 365"},
 			{Name: "category", Kind: Enum, Default: "all", Enum: predmktCategoryEnum, Doc: "all or one category: only that category's markets"}},
 		Response: query.PredmktWalletPnL{},
-		MCP:      &MCPTool{Name: "predmkt_wallet_pnl", Description: "Daily realized PnL of one prediction-market wallet by market resolution day, with the cumulative total."},
+		MCP:      &MCPTool{Credits: 1, Name: "predmkt_wallet_pnl", Description: "Daily realized PnL of one prediction-market wallet by market resolution day, with the cumulative total."},
 		Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
 			return q.PredmktWalletPnL(ctx, query.PredmktWalletPnLParams{Wallet: v.Str("address"), Category: v.Str("category"), Days: v.Int("days")})
 		},

@@ -15,7 +15,7 @@ func predmktCategoryRoutes() []*Route {
 		Summary:     "Markets, volume, traders and smart-money cohort size per category",
 		Description: "One row per category (Crypto, Sports, Politics, Pop-Culture, Tech), in that order. Market counts are the lake's current state; volumes and trades count each tape trade once (taker fills) in [now - window, now]; traders count every wallet with a fill, taker or maker. smart_money_wallets is the size of the category's smart-money cohort (at least 1,000 USD realized PnL, five resolved markets and 5,000 USD volume, all on that category; invalid resolutions excluded), from the hourly board the smart_money route uses.",
 		Response:    []query.CategoryRow{},
-		MCP:         &MCPTool{Name: "predmkt_categories", Description: "Per prediction-market category (Crypto, Sports, Politics, Pop-Culture, Tech): market counts (open, resolved, invalid), USD volume over 24h, 7d and all time, trades and traders, the size of the category's smart-money cohort and the last trade time."},
+		MCP:         &MCPTool{Credits: 1, Name: "predmkt_categories", Description: "Per prediction-market category (Crypto, Sports, Politics, Pop-Culture, Tech): market counts (open, resolved, invalid), USD volume over 24h, 7d and all time, trades and traders, the size of the category's smart-money cohort and the last trade time."},
 		Run: func(ctx context.Context, q *query.Queries, _ Values) (any, error) {
 			return q.PredmktCategoriesList(ctx)
 		},
@@ -28,7 +28,7 @@ func predmktCategoryRoutes() []*Route {
 			{Name: "tenor", Kind: Enum, Enum: query.PredmktFamilyTenors, Doc: "only this tenor; default every tenor"},
 		},
 		Response: []query.FamilyRow{},
-		MCP:      &MCPTool{Name: "predmkt_families", Description: "Short-dated crypto up/down prediction-market families (btc, eth, sol; 15m, 1h, 1d): how many resolved Up versus Down, the market trading now with its Up probability (mid), and 24-hour USD volume."},
+		MCP:      &MCPTool{Credits: 1, Name: "predmkt_families", Description: "Short-dated crypto up/down prediction-market families (btc, eth, sol; 15m, 1h, 1d): how many resolved Up versus Down, the market trading now with its Up probability (mid), and 24-hour USD volume."},
 		Run: func(ctx context.Context, q *query.Queries, v Values) (any, error) {
 			return q.PredmktFamilies(ctx, query.PredmktFamiliesParams{Asset: v.Str("asset"), Tenor: v.Str("tenor")})
 		},
