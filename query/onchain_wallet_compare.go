@@ -60,7 +60,7 @@ func (q *Queries) OnchainWalletCompare(ctx context.Context, chain, a, b, window 
 		return out, wrap(ctx, "onchain wallet compare", err)
 	}
 	defer rows.Close()
-	var addrs, toks []string
+	var toks []string
 	for rows.Next() {
 		var kind, key string
 		var au, bu float64
@@ -71,7 +71,6 @@ func (q *Queries) OnchainWalletCompare(ctx context.Context, chain, a, b, window 
 		switch kind {
 		case "c":
 			out.SharedCounterparties = append(out.SharedCounterparties, SharedCounterparty{Address: key, AVolumeUSD: usd(au), BVolumeUSD: usd(bu), ATxCount: an, BTxCount: bn})
-			addrs = append(addrs, key)
 		case "t":
 			out.SharedTokens = append(out.SharedTokens, SharedToken{TokenAddress: key, AVolumeUSD: usd(au), BVolumeUSD: usd(bu), ATxCount: an, BTxCount: bn})
 			toks = append(toks, key)
@@ -85,10 +84,7 @@ func (q *Queries) OnchainWalletCompare(ctx context.Context, chain, a, b, window 
 	// Order within each list is the SQL's; sort again since UNION ALL does not keep it.
 	sortShared(out.SharedCounterparties, func(s SharedCounterparty) (float64, string) { return s.AVolumeUSD + s.BVolumeUSD, s.Address })
 	sortShared(out.SharedTokens, func(s SharedToken) (float64, string) { return s.AVolumeUSD + s.BVolumeUSD, s.TokenAddress })
-	labels, err := q.OnchainLabels(ctx, addrs)
-	if err != nil {
-		return out, err
-	}
+	labels := q.legsLabels()
 	for i := range out.SharedCounterparties {
 		if l, ok := labels[out.SharedCounterparties[i].Address]; ok {
 			e := l.Entity

@@ -2,7 +2,6 @@ package query
 
 import (
 	"context"
-	"database/sql"
 	"time"
 
 	sqlfiles "mdq/sql"
@@ -41,16 +40,24 @@ func (q *Queries) OnchainWalletCounterparties(ctx context.Context, chain, addres
 	items := []Counterparty{}
 	for rows.Next() {
 		var r Counterparty
-		var label, wt sql.NullString
 		var first, last time.Time
-		if err := rows.Scan(&r.Address, &label, &wt, &r.VolumeUSD, &r.OutUSD, &r.InUSD, &r.TxCount, &r.Tokens, &first, &last); err != nil {
+		if err := rows.Scan(&r.Address, &r.VolumeUSD, &r.OutUSD, &r.InUSD, &r.TxCount, &r.Tokens, &first, &last); err != nil {
 			return nil, wrap(ctx, "onchain wallet counterparties", err)
 		}
-		r.Label, r.WalletType = nullStr(label), nullStr(wt)
 		r.NetUSD = usd(r.InUSD - r.OutUSD)
 		r.VolumeUSD, r.OutUSD, r.InUSD = usd(r.VolumeUSD), usd(r.OutUSD), usd(r.InUSD)
 		r.FirstTS, r.LastTS = first.UTC().Format(time.RFC3339), last.UTC().Format(time.RFC3339)
 		items = append(items, r)
 	}
-	return items, wrap(ctx, "onchain wallet counterparties", rows.Err())
+	if err := rows.Err(); err != nil {
+		return nil, wrap(ctx, "onchain wallet counterparties", err)
+	}
+	labels := q.legsLabels()
+	for i := range items {
+		if l, ok := labels[items[i].Address]; ok {
+			e, wt := l.Entity, l.WalletType
+			items[i].Label, items[i].WalletType = &e, &wt
+		}
+	}
+	return items, nil
 }

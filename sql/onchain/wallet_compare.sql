@@ -5,10 +5,17 @@
 -- wallets' legs; self-transfers are left out.
 -- $1 chain, $2 wallet a, $3 wallet b, $4 since (epoch us, exclusive), $5 until
 -- (epoch us, inclusive), $6 rows per list.
+-- Two equality scans rather than wallet IN ($2, $3): an IN list prunes row groups only
+-- to the range between the two addresses, which spans most of the chain's legs.
 WITH sides AS (
     SELECT wallet AS w, cp AS other, token AS token_address, usd, dir
     FROM onchain_legs_mem
-    WHERE wallet IN ($2, $3) AND chain = $1 AND NOT self
+    WHERE wallet = $2 AND chain = $1 AND NOT self
+      AND block_time > make_timestamp($4) AND block_time <= make_timestamp($5)
+    UNION ALL
+    SELECT wallet, cp, token, usd, dir
+    FROM onchain_legs_mem
+    WHERE wallet = $3 AND $3 <> $2 AND chain = $1 AND NOT self
       AND block_time > make_timestamp($4) AND block_time <= make_timestamp($5)
 ),
 cp AS (

@@ -1,5 +1,5 @@
 -- OnchainWalletCounterparties ranks a wallet's counterparties on one chain over a
--- rolling window by USD volume both ways (ties on address), with their cascade labels.
+-- rolling window by USD volume both ways (ties on address); the caller adds their cascade labels.
 -- Reads the wallet's legs; self-transfers are not counterparties.
 -- $1 chain, $2 address, $3 since (epoch us, exclusive), $4 until (epoch us, inclusive),
 -- $5 row count.
@@ -18,8 +18,8 @@ top AS (
     SELECT *, coalesce(out_usd, 0) + coalesce(in_usd, 0) AS volume_usd FROM c
     ORDER BY volume_usd DESC, address LIMIT $5
 )
-SELECT top.address, lab.entity, lab.wallet_type, top.volume_usd::DOUBLE, coalesce(top.out_usd, 0)::DOUBLE, coalesce(top.in_usd, 0)::DOUBLE,
+-- Labels are looked up in Go (the cascade's map): a join here probes every label row.
+SELECT top.address, top.volume_usd::DOUBLE, coalesce(top.out_usd, 0)::DOUBLE, coalesce(top.in_usd, 0)::DOUBLE,
        top.tx_count, top.tokens, top.first_ts, top.last_ts
 FROM top
-LEFT JOIN onchain_labels_mem lab USING (address)
 ORDER BY top.volume_usd DESC, top.address;
