@@ -191,6 +191,14 @@ func pmLimit(def, max float64) Param {
 		Doc: "rows per page; default " + num(def) + ", above " + num(max) + " is served at " + num(max)}
 }
 
+// anyIfAll maps the enumeration value "all" to the query's "no filter" ("").
+func anyIfAll(s string) string {
+	if s == "all" {
+		return ""
+	}
+	return s
+}
+
 // pmCondition reads a condition id (path or query), lower-cased; "" when absent.
 func pmCondition(v Values, name string) (string, error) {
 	s := v.Str(name)
@@ -235,14 +243,8 @@ func predmktMarketsRoute() *Route {
 			if err != nil {
 				return nil, err
 			}
-			p := query.PredmktMarketsParams{Category: v.Str("category"), Status: v.Str("status"), Asset: v.Str("asset"),
+			p := query.PredmktMarketsParams{Category: anyIfAll(v.Str("category")), Status: anyIfAll(v.Str("status")), Asset: v.Str("asset"),
 				Tenor: v.Str("tenor"), Search: v.Str("search"), Sort: v.Str("sort"), Limit: int(v.Int("limit")), After: after}
-			if p.Category == "all" {
-				p.Category = ""
-			}
-			if p.Status == "all" {
-				p.Status = ""
-			}
 			page, err := q.PredmktMarkets(ctx, p)
 			page.NextCursor = NextCursor(fp, page.Next)
 			return page, err
@@ -390,14 +392,8 @@ func predmktSettlementsRoute() *Route {
 			if err != nil {
 				return nil, err
 			}
-			p := query.PredmktSettlementsParams{Category: v.Str("category"), Status: v.Str("status"), From: from, To: to,
+			p := query.PredmktSettlementsParams{Category: anyIfAll(v.Str("category")), Status: anyIfAll(v.Str("status")), From: from, To: to,
 				Limit: int(v.Int("limit")), After: after}
-			if p.Category == "all" {
-				p.Category = ""
-			}
-			if p.Status == "all" {
-				p.Status = ""
-			}
 			page, err := q.PredmktSettlements(ctx, p)
 			page.NextCursor = NextCursor(fp, page.Next)
 			return page, err

@@ -46,9 +46,29 @@ type legsKey struct{}
 func (q *Queries) onchainLegs(ctx context.Context) error {
 	v, _ := q.ext.LoadOrStore(legsKey{}, &legsState{})
 	st := v.(*legsState)
-	sig, err := filesSignature(q.dir, lake.OnchainTransfers, lake.OnchainLabels, lake.OnchainLabelSources)
+	return st.ensure(ctx, q, "onchain legs", []*lake.Table{lake.OnchainTransfers, lake.OnchainLabels, lake.OnchainLabelSources},
+		func(bctx context.Context) error {
+			for _, text := range []string{onchainLegsBuildSQL, onchainLegsTokSQL, onchainLabelsBuildSQL} {
+				if _, err := q.db.ExecContext(bctx, text); err != nil {
+					return wrap(bctx, "onchain legs", err)
+				}
+			}
+			labels, err := q.readLabels(bctx)
+			if err != nil {
+				return err
+			}
+			st.labels.Store(&labels)
+			return nil
+		})
+}
+
+// ensure runs build when the files of tables differ from those the in-memory tables
+// were last built from (or on first use). Requests arriving during a build wait for
+// it; the build outlives the request's own deadline, since it serves every later one.
+func (st *legsState) ensure(ctx context.Context, q *Queries, op string, tables []*lake.Table, build func(context.Context) error) error {
+	sig, err := filesSignature(q.dir, tables...)
 	if err != nil {
-		return &StoreError{Op: "onchain legs", Err: err}
+		return &StoreError{Op: op, Err: err}
 	}
 	if cur := st.sig.Load(); cur != nil && *cur == sig {
 		return nil
@@ -58,22 +78,14 @@ func (q *Queries) onchainLegs(ctx context.Context) error {
 	if cur := st.sig.Load(); cur != nil && *cur == sig {
 		return nil
 	}
-	// The build outlives the request's own deadline: it serves every later request.
 	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), OnchainLegsBuildTimeout)
 	defer cancel()
 	if err := q.Reload(bctx); err != nil { // a table whose first files appeared since Open
-		return wrap(bctx, "onchain legs", err)
+		return wrap(bctx, op, err)
 	}
-	for _, text := range []string{onchainLegsBuildSQL, onchainLegsTokSQL, onchainLabelsBuildSQL} {
-		if _, err := q.db.ExecContext(bctx, text); err != nil {
-			return wrap(bctx, "onchain legs", err)
-		}
-	}
-	labels, err := q.readLabels(bctx)
-	if err != nil {
+	if err := build(bctx); err != nil {
 		return err
 	}
-	st.labels.Store(&labels)
 	st.sig.Store(&sig)
 	return nil
 }

@@ -29,38 +29,23 @@ type sideKey struct{}
 func (q *Queries) onchainSide(ctx context.Context) error {
 	v, _ := q.ext.LoadOrStore(sideKey{}, &legsState{})
 	st := v.(*legsState)
-	sig, err := filesSignature(q.dir, lake.OnchainBalances, lake.OnchainPrices, lake.OnchainTokens)
-	if err != nil {
-		return &StoreError{Op: "onchain side tables", Err: err}
-	}
-	if cur := st.sig.Load(); cur != nil && *cur == sig {
-		return nil
-	}
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if cur := st.sig.Load(); cur != nil && *cur == sig {
-		return nil
-	}
-	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), OnchainLegsBuildTimeout)
-	defer cancel()
-	if err := q.Reload(bctx); err != nil {
-		return wrap(bctx, "onchain side tables", err)
-	}
-	for _, t := range onchainSide {
-		files, err := t.src.Files(q.dir)
-		if err != nil {
-			return &StoreError{Op: "onchain side tables", Err: err}
-		}
-		text := t.build
-		if len(files) == 0 {
-			// No source view: drop any copy, so a query reading it fails as one reading
-			// the missing view did.
-			text = "DROP TABLE IF EXISTS " + t.table
-		}
-		if _, err := q.db.ExecContext(bctx, text); err != nil {
-			return wrap(bctx, "onchain side tables", err)
-		}
-	}
-	st.sig.Store(&sig)
-	return nil
+	return st.ensure(ctx, q, "onchain side tables", []*lake.Table{lake.OnchainBalances, lake.OnchainPrices, lake.OnchainTokens},
+		func(bctx context.Context) error {
+			for _, t := range onchainSide {
+				files, err := t.src.Files(q.dir)
+				if err != nil {
+					return &StoreError{Op: "onchain side tables", Err: err}
+				}
+				text := t.build
+				if len(files) == 0 {
+					// No source view: drop any copy, so a query reading it fails as one
+					// reading the missing view did.
+					text = "DROP TABLE IF EXISTS " + t.table
+				}
+				if _, err := q.db.ExecContext(bctx, text); err != nil {
+					return wrap(bctx, "onchain side tables", err)
+				}
+			}
+			return nil
+		})
 }
