@@ -1,16 +1,10 @@
 package query
 
 import (
+	"cmp"
 	"context"
-	"database/sql"
+	"slices"
 	"time"
-
-	sqlfiles "mdq/sql"
-)
-
-var (
-	perpdexWalletTradesSQL  = sqlfiles.MustRead("perpdex/wallet_trades.sql")
-	perpdexTradesSummarySQL = sqlfiles.MustRead("perpdex/trades_summary.sql")
 )
 
 // WalletTrade is one reconstructed trade: a position cycle on one asset from flat to
@@ -63,55 +57,65 @@ func pdNullStr(s string) any {
 	return s
 }
 
-// PerpdexWalletTrades pages one wallet's trades, newest close first.
+// PerpdexWalletTrades pages one wallet's trades, newest close first. It reads the
+// wallet's trades from the in-memory index (the same rows and order as
+// sql/perpdex/wallet_trades.sql over perpdex_closed_trades): two binary searches find
+// the page's end, so the work is bounded by the wallet's own trades.
 func (q *Queries) PerpdexWalletTrades(ctx context.Context, p PerpdexWalletTradesParams) (WalletTradesPage, error) {
 	page := WalletTradesPage{Wallet: p.Wallet, Trades: []WalletTrade{}}
-	if err := q.perpdexEnsure(ctx); err != nil {
+	x, err := q.perpdexTradeIndex(ctx)
+	if err != nil {
 		return page, err
 	}
-	ctx, cancel := q.ctx(ctx)
-	defer cancel()
-	var aTS, aAsset, aNo any
+	ts := x.wallet(p.Wallet)
+	fromUS, toUS := p.Start.UnixMicro(), p.End.UnixMicro()
+	// hi: one past the newest trade that may be served (close <= end, key < cursor).
+	hi, _ := slices.BinarySearchFunc(ts, toUS, func(t pdTradeRow, us int64) int {
+		if t.closeUS <= us {
+			return -1
+		}
+		return 1
+	})
 	if p.After != nil {
-		aTS, aAsset, aNo = p.After.CloseTS, p.After.Asset, p.After.TradeNo
+		after := pdTradeRow{closeUS: p.After.CloseTS.UnixMicro(), asset: p.After.Asset, tradeNo: p.After.TradeNo}
+		if i, _ := slices.BinarySearchFunc(ts, &after, func(t pdTradeRow, a *pdTradeRow) int { return pdTradeCmp(&t, a) }); i < hi {
+			hi = i
+		}
 	}
-	rows, err := q.db.QueryContext(ctx, perpdexWalletTradesSQL, p.Wallet, pdNullStr(p.Coin), p.Start, p.End, aTS, aAsset, aNo, p.Limit+1)
-	if err != nil {
-		return page, wrap(ctx, "perpdex wallet trades", err)
-	}
-	defer rows.Close()
 	var last PerpdexTradeKey
-	for rows.Next() {
-		var (
-			t            WalletTrade
-			open, closeT time.Time
-			entry, exit  sql.NullFloat64
-			no           int64
-		)
-		if err := rows.Scan(&t.Asset, &t.Direction, &open, &closeT, &entry, &exit, &t.MaxSizeToken, &t.MaxSizeUsd,
-			&t.VolumeUsd, &t.RealizedPnl, &t.TotalFee, &t.FillCount, &t.IsComplete, &no); err != nil {
-			return page, wrap(ctx, "perpdex wallet trades", err)
+	for i := hi - 1; i >= 0 && ts[i].closeUS >= fromUS; i-- {
+		r := &ts[i]
+		if p.Coin != "" && r.asset != p.Coin {
+			continue
 		}
 		if len(page.Trades) == p.Limit {
 			page.Next = &last
 			break
 		}
-		t.OpenTS, t.CloseTS = ISOMicros(open), ISOMicros(closeT)
-		t.DurationSeconds = int64(closeT.Sub(open) / time.Second)
-		if entry.Valid {
-			t.EntryPrice = &entry.Float64
-		}
-		if exit.Valid {
-			t.ExitPrice = &exit.Float64
-		}
-		t.MaxSizeUsd, t.VolumeUsd = Round(t.MaxSizeUsd, 2), Round(t.VolumeUsd, 2)
-		t.RealizedPnl, t.TotalFee = Round(t.RealizedPnl, 2), Round(t.TotalFee, 2)
-		t.EntryPrice, t.ExitPrice = RoundPtr(t.EntryPrice, 6), RoundPtr(t.ExitPrice, 6)
-		t.MaxSizeToken = Round(t.MaxSizeToken, 8)
-		page.Trades = append(page.Trades, t)
-		last = PerpdexTradeKey{closeT, t.Asset, no}
+		page.Trades = append(page.Trades, pdWalletTrade(r))
+		last = PerpdexTradeKey{time.UnixMicro(r.closeUS).UTC(), r.asset, r.tradeNo}
 	}
-	return page, wrap(ctx, "perpdex wallet trades", rows.Err())
+	return page, nil
+}
+
+// pdWalletTrade formats one trade row as the route serves it.
+func pdWalletTrade(r *pdTradeRow) WalletTrade {
+	t := WalletTrade{Asset: r.asset, Direction: "short", FillCount: r.fills, IsComplete: r.complete}
+	if r.long {
+		t.Direction = "long"
+	}
+	open, closeT := time.UnixMicro(r.openUS).UTC(), time.UnixMicro(r.closeUS).UTC()
+	t.OpenTS, t.CloseTS = ISOMicros(open), ISOMicros(closeT)
+	t.DurationSeconds = int64(closeT.Sub(open) / time.Second)
+	if r.hasEntry {
+		t.EntryPrice = pdPtr(r.entry, 6)
+	}
+	if r.hasExit {
+		t.ExitPrice = pdPtr(r.exit, 6)
+	}
+	t.MaxSizeToken, t.MaxSizeUsd, t.VolumeUsd = Round(r.maxTok, 8), Round(r.maxUsd, 2), Round(r.vol, 2)
+	t.RealizedPnl, t.TotalFee = Round(r.pnl, 2), Round(r.fee, 2)
+	return t
 }
 
 // TradeStats summarises a set of trades (SPEC 2.3): open trades are counted and
@@ -162,84 +166,184 @@ type TradesSummary struct {
 	ByCoin  []TradeStats `json:"by_coin"`
 }
 
-func pdTSPtr(t sql.NullTime) *string {
-	if !t.Valid {
+func pdUSPtr(us int64, ok bool) *string {
+	if !ok {
 		return nil
 	}
-	s := ISOMicros(t.Time)
+	s := ISOMicros(time.UnixMicro(us).UTC())
 	return &s
 }
 
 // PerpdexTradesSummary computes TradeStats over the wallet's trades in a rolling window
-// of N times 24 hours ending at the store clock.
+// of N times 24 hours ending at the store clock. It reads the wallet's trades from the
+// in-memory index and aggregates them in Go: the same figures as
+// sql/perpdex/trades_summary.sql over perpdex_closed_trades, without a scan of every
+// wallet's trades per request.
 func (q *Queries) PerpdexTradesSummary(ctx context.Context, wallet, window string) (TradesSummary, error) {
 	out := TradesSummary{Wallet: wallet, Window: window, ByCoin: []TradeStats{}}
-	if err := q.perpdexEnsure(ctx); err != nil {
+	x, err := q.perpdexTradeIndex(ctx)
+	if err != nil {
 		return out, err
 	}
 	end := q.Now()
-	ctx, cancel := q.ctx(ctx)
-	defer cancel()
-	rows, err := q.db.QueryContext(ctx, perpdexTradesSummarySQL, wallet, PerpdexWindowStart(window, end), end)
-	if err != nil {
-		return out, wrap(ctx, "perpdex trades summary", err)
-	}
-	defer rows.Close()
-	var overallVol float64 // unrounded, for the per-coin shares
-	for rows.Next() {
-		var (
-			s                                      TradeStats
-			asset                                  sql.NullString
-			lwins, swins                           int64
-			pnl, win, loss                         sql.NullFloat64
-			mg, ml, md, ad, xd, ms, as, xs, fee, v sql.NullFloat64
-			ft, lt, fo, lc                         sql.NullTime
-		)
-		if err := rows.Scan(&asset, &s.TradeCount, &s.ClosedTradeCount, &s.OpenTradeCount, &s.FillCount, &s.Wins, &s.Losses,
-			&s.LongTrades, &s.ShortTrades, &lwins, &swins, &pnl, &win, &loss, &mg, &ml, &md, &ad, &xd, &ms, &as, &xs,
-			&fee, &v, &ft, &lt, &fo, &lc); err != nil {
-			return out, wrap(ctx, "perpdex trades summary", err)
-		}
-		s.Asset = asset.String
-		s.WinRate, s.LongWinRate, s.ShortWinRate = pdRatio(s.Wins, s.TradeCount), pdRatio(lwins, s.LongTrades), pdRatio(swins, s.ShortTrades)
-		s.NetPnl = Round(pnl.Float64-fee.Float64, 2)
-		s.TotalWinningPnl, s.TotalLosingPnl = Round(win.Float64, 2), Round(loss.Float64, 2)
-		if s.Wins > 0 {
-			s.AvgGain = pdPtr(win.Float64/float64(s.Wins), 2)
-		}
-		if s.Losses > 0 {
-			s.AvgLoss = pdPtr(loss.Float64/float64(s.Losses), 2)
-		}
-		if mg.Valid {
-			s.MedianGain = pdPtr(mg.Float64, 2)
-		}
-		if ml.Valid {
-			s.MedianLoss = pdPtr(ml.Float64, 2)
-		}
-		s.MedianDuration, s.AvgDuration, s.MaxDuration = Round(md.Float64, 2), Round(ad.Float64, 2), Round(xd.Float64, 2)
-		s.MedianSizeUsd, s.AvgTradeSize, s.MaxTradeSizeUsd = Round(ms.Float64, 2), Round(as.Float64, 2), Round(xs.Float64, 2)
-		if loss.Float64 < 0 {
-			s.ProfitFactor = pdPtr(win.Float64/-loss.Float64, 6)
-		}
-		if s.Wins > 0 && s.Losses > 0 {
-			s.PayoffRatio = pdPtr((win.Float64/float64(s.Wins))/(-loss.Float64/float64(s.Losses)), 6)
-		}
-		if s.TradeCount > 0 {
-			s.Expectancy = Round(pnl.Float64/float64(s.TradeCount), 2)
-		}
-		s.TotalFees, s.TotalVolume = Round(fee.Float64, 2), Round(v.Float64, 2)
-		s.FirstTradeTS, s.LastTradeTS, s.FirstOpenTS, s.LastCloseTS = pdTSPtr(ft), pdTSPtr(lt), pdTSPtr(fo), pdTSPtr(lc)
-		if !asset.Valid {
-			if s.TradeCount > 0 {
-				s.VolumeSharePct = 100
-			}
-			out.Overall, overallVol = s, v.Float64
+	fromUS, toUS := PerpdexWindowStart(window, end).UnixMicro(), end.UnixMicro()
+	ts := x.wallet(wallet)
+	// A trade opened or closed in the window when close_ts >= start (open_ts <= close_ts,
+	// so an open inside the window implies a close inside it): a suffix of the wallet's
+	// trades in close order.
+	lo, _ := slices.BinarySearchFunc(ts, fromUS, func(t pdTradeRow, us int64) int { return cmp.Compare(t.closeUS, us) })
+	var all pdStatsAcc
+	by := map[string]*pdStatsAcc{}
+	for i := lo; i < len(ts); i++ {
+		t := &ts[i]
+		if t.openUS > toUS {
 			continue
 		}
-		if overallVol > 0 {
-			s.VolumeSharePct = Round(v.Float64/overallVol*100, 6)
+		all.add(t, fromUS)
+		a := by[t.asset]
+		if a == nil {
+			a = &pdStatsAcc{}
+			by[t.asset] = a
+		}
+		a.add(t, fromUS)
+	}
+	out.Overall = all.stats("")
+	if all.n > 0 {
+		out.Overall.VolumeSharePct = 100
+	}
+	// By coin: largest unrounded volume first, then asset.
+	assets := make([]string, 0, len(by))
+	for a := range by {
+		assets = append(assets, a)
+	}
+	slices.SortFunc(assets, func(a, b string) int {
+		if c := cmp.Compare(by[b].vol, by[a].vol); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	for _, a := range assets {
+		s := by[a].stats(a)
+		if all.vol > 0 {
+			s.VolumeSharePct = Round(by[a].vol/all.vol*100, 6)
 		}
 		out.ByCoin = append(out.ByCoin, s)
 	}
-	return out, wrap(ctx, "perpdex trades summary", rows.Err())
+	return out, nil
+}
+
+// pdStatsAcc accumulates the TradeStats of one group of trades.
+type pdStatsAcc struct {
+	n, closed, fills, wins, losses, longs, shorts, lwins, swins int64
+	pnl, win, loss, fee, vol, sizeSum, sizeMax                  float64
+	durSum, durMax                                              int64
+	gains, lossList, durs, sizes                                []float64
+	first, last, firstOpen, lastClose                           int64
+	hasFirstOpen, hasLastClose                                  bool
+}
+
+func (a *pdStatsAcc) add(t *pdTradeRow, fromUS int64) {
+	dur := (t.closeUS - t.openUS) / 1_000_000
+	if a.n == 0 || t.openUS < a.first {
+		a.first = t.openUS
+	}
+	if a.n == 0 || t.closeUS > a.last {
+		a.last = t.closeUS
+	}
+	if a.n == 0 || t.maxUsd > a.sizeMax {
+		a.sizeMax = t.maxUsd
+	}
+	if a.n == 0 || dur > a.durMax {
+		a.durMax = dur
+	}
+	a.n++
+	a.fills += t.fills
+	if t.complete {
+		a.closed++
+		if !a.hasLastClose || t.closeUS > a.lastClose {
+			a.lastClose, a.hasLastClose = t.closeUS, true
+		}
+	}
+	if t.openUS >= fromUS && (!a.hasFirstOpen || t.openUS < a.firstOpen) {
+		a.firstOpen, a.hasFirstOpen = t.openUS, true
+	}
+	if t.long {
+		a.longs++
+	} else {
+		a.shorts++
+	}
+	switch {
+	case t.pnl > 0:
+		a.wins++
+		a.win += t.pnl
+		a.gains = append(a.gains, t.pnl)
+		if t.long {
+			a.lwins++
+		} else {
+			a.swins++
+		}
+	case t.pnl < 0:
+		a.losses++
+		a.loss += t.pnl
+		a.lossList = append(a.lossList, t.pnl)
+	}
+	a.pnl += t.pnl
+	a.fee += t.fee
+	a.vol += t.vol
+	a.durSum += dur
+	a.durs = append(a.durs, float64(dur))
+	a.sizeSum += t.maxUsd
+	a.sizes = append(a.sizes, t.maxUsd)
+}
+
+// pdMedian is DuckDB's median (quantile_cont at 0.5): the middle value, or for an even
+// count lo + (hi - lo) * 0.5 of the two middle ones. It sorts xs.
+func pdMedian(xs []float64) (float64, bool) {
+	n := len(xs)
+	if n == 0 {
+		return 0, false
+	}
+	slices.Sort(xs)
+	if n%2 == 1 {
+		return xs[n/2], true
+	}
+	lo, hi := xs[n/2-1], xs[n/2]
+	return lo + (hi-lo)*0.5, true
+}
+
+func (a *pdStatsAcc) stats(asset string) TradeStats {
+	s := TradeStats{Asset: asset, TradeCount: a.n, ClosedTradeCount: a.closed, OpenTradeCount: a.n - a.closed,
+		FillCount: a.fills, Wins: a.wins, Losses: a.losses, LongTrades: a.longs, ShortTrades: a.shorts}
+	s.WinRate, s.LongWinRate, s.ShortWinRate = pdRatio(a.wins, a.n), pdRatio(a.lwins, a.longs), pdRatio(a.swins, a.shorts)
+	s.NetPnl = Round(a.pnl-a.fee, 2)
+	s.TotalWinningPnl, s.TotalLosingPnl = Round(a.win, 2), Round(a.loss, 2)
+	if a.wins > 0 {
+		s.AvgGain = pdPtr(a.win/float64(a.wins), 2)
+	}
+	if a.losses > 0 {
+		s.AvgLoss = pdPtr(a.loss/float64(a.losses), 2)
+	}
+	if m, ok := pdMedian(a.gains); ok {
+		s.MedianGain = pdPtr(m, 2)
+	}
+	if m, ok := pdMedian(a.lossList); ok {
+		s.MedianLoss = pdPtr(m, 2)
+	}
+	if a.n > 0 {
+		md, _ := pdMedian(a.durs)
+		ms, _ := pdMedian(a.sizes)
+		s.MedianDuration, s.AvgDuration, s.MaxDuration = Round(md, 2), Round(float64(a.durSum)/float64(a.n), 2), Round(float64(a.durMax), 2)
+		s.MedianSizeUsd, s.AvgTradeSize, s.MaxTradeSizeUsd = Round(ms, 2), Round(a.sizeSum/float64(a.n), 2), Round(a.sizeMax, 2)
+		s.Expectancy = Round(a.pnl/float64(a.n), 2)
+	}
+	if a.loss < 0 {
+		s.ProfitFactor = pdPtr(a.win/-a.loss, 6)
+	}
+	if a.wins > 0 && a.losses > 0 {
+		s.PayoffRatio = pdPtr((a.win/float64(a.wins))/(-a.loss/float64(a.losses)), 6)
+	}
+	s.TotalFees, s.TotalVolume = Round(a.fee, 2), Round(a.vol, 2)
+	s.FirstTradeTS, s.LastTradeTS = pdUSPtr(a.first, a.n > 0), pdUSPtr(a.last, a.n > 0)
+	s.FirstOpenTS, s.LastCloseTS = pdUSPtr(a.firstOpen, a.hasFirstOpen), pdUSPtr(a.lastClose, a.hasLastClose)
+	return s
 }

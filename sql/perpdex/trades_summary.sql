@@ -1,6 +1,8 @@
 -- PerpdexTradesSummary aggregates one wallet's trades that opened or closed in a
 -- rolling window, overall (asset NULL) and per asset. Open trades count; their close_ts
--- is their latest fill. $1 wallet, $2 window start, $3 window end.
+-- is their latest fill. $1 wallet, $2 window start, $3 window end. The route computes
+-- the same figures in Go from the per-wallet trade index (query/perpdex_trades.go);
+-- this statement is their SQL reference, run by the index tests and the benchmark.
 WITH t AS (
     SELECT *, (epoch_us(close_ts) - epoch_us(open_ts)) // 1000000 AS dur
     FROM perpdex_closed_trades

@@ -1,6 +1,8 @@
 -- PerpdexWalletTrades returns one wallet's reconstructed trades, newest close first.
 -- $1 wallet, $2 asset or NULL, $3 close_ts from, $4 close_ts to (both inclusive),
 -- $5..$7 keyset (close_ts, asset, trade_no) of the last row served or NULL, $8 limit.
+-- The route pages the per-wallet trade index instead (query/perpdex_trades.go); this
+-- statement is its SQL reference, run by the index tests and the benchmark.
 SELECT asset, direction, open_ts, close_ts, entry_price, exit_price, max_size_token, max_size_usd,
        volume_usd, realized_pnl, total_fee, fill_count, is_complete, trade_no
 FROM perpdex_closed_trades
