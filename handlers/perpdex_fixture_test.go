@@ -126,15 +126,11 @@ func pdFixtureLake(t *testing.T) (*query.Queries, http.Handler) {
 		f.add(lake.PerpdexAccounts, at, at, a, 1000.0+float64(i%5)*10, 0.0, 0.0)
 		f.add(lake.PerpdexAccounts, at, at, b, 5000.0-float64(72-i), 0.0, 0.0)
 	}
-	// Cohorts: A and B are labelled each hour of the last day (not the newest 2
-	// hours); today's labels exist for A and B only.
-	for i := 24; i >= 2; i-- {
-		at := h(time.Duration(i) * time.Hour)
-		f.add(lake.PerpdexCohortsHourly, at, at, a, "fish", "profitable")
-		f.add(lake.PerpdexCohortsHourly, at, at, b, "dolphin", "3x_smart")
-	}
-	f.add(lake.PerpdexCohortsCurrent, pdNow, a, "fish", "profitable", "profitable", "swing", pdNow)
-	f.add(lake.PerpdexCohortsCurrent, pdNow, b, "whale", "10x_smart", "10x smart", "position", pdNow)
+	// Cohorts are mdq's own (derived on first use): B put 1,000 in before its first
+	// fill, so at 08:00 (account 4,932, net flow in 950) and today (4,928) it made
+	// about 3.98x: fish, 3x_smart. A's labels are computed likewise; C has no account
+	// snapshot and is in neither table.
+	f.add(lake.PerpdexLedger, old.Add(-time.Hour), old.Add(-time.Hour), b, "deposit", 1000.0, nil, "0x03")
 
 	// Positions around the match bands (ETH, entry 2000, leverage 10): newest batch 11:55.
 	newest := pdNow.Add(-5 * time.Minute)
@@ -234,12 +230,12 @@ func TestPerpdexFixtureLiquidations(t *testing.T) {
 	}
 	eth, solC, solB := page.Liquidations[0], page.Liquidations[1], page.Liquidations[2]
 	t.Run("published hour carries the label as it stood then (point_in_time)", func(t *testing.T) {
-		if eth.Wallet != pdW(2) || eth.Side != "short" || *eth.PnlCohortBasis != "point_in_time" || *eth.PnlCohort != "3x_smart" || *eth.SizeCohort != "dolphin" {
+		if eth.Wallet != pdW(2) || eth.Side != "short" || *eth.PnlCohortBasis != "point_in_time" || *eth.PnlCohort != "3x_smart" || *eth.SizeCohort != "fish" {
 			t.Fatalf("%+v", eth)
 		}
 	})
 	t.Run("rows before 2026-04-07 carry today's label (current)", func(t *testing.T) {
-		if solB.Side != "long" || *solB.PnlCohortBasis != "current" || *solB.PnlCohort != "10x_smart" || !page.LabelComputed.Lookahead {
+		if solB.Side != "long" || *solB.PnlCohortBasis != "current" || *solB.PnlCohort != "3x_smart" || !page.LabelComputed.Lookahead {
 			t.Fatalf("%+v", solB)
 		}
 	})

@@ -249,32 +249,6 @@ var (
 		SortBy: []string{"coin", "time"},
 		Routes: []string{"/v1/perpdex/hype/holders"},
 	})
-	PerpdexCohortsHourly = Register(&Table{
-		Name: "perpdex_cohorts_hourly", Area: "perpdex", Prefix: "perpdex/cohorts_hourly", Partitions: []string{"date"}, File: "cohorts.parquet",
-		Doc: "Point-in-time cohort labels, published each hour from 2026-04-07; the newest hours are not yet published.",
-		Columns: []Column{
-			{"hour_ts", "TIMESTAMP", "UTC", "label hour"},
-			{"wallet", "VARCHAR", "0x hex", "user"},
-			{"size_cohort", "VARCHAR", "", "account-value band slug"},
-			{"pnl_cohort", "VARCHAR", "", "PnL band slug"},
-		},
-		SortBy: []string{"hour_ts", "wallet"},
-		Routes: []string{"/v1/perpdex/liquidations"},
-	})
-	PerpdexCohortsCurrent = Register(&Table{
-		Name: "perpdex_cohorts_current", Area: "perpdex", Prefix: "perpdex/cohorts_current", File: "cohorts.parquet",
-		Doc: "Today's cohort labels per wallet.",
-		Columns: []Column{
-			{"wallet", "VARCHAR", "0x hex", "user"},
-			{"size_cohort", "VARCHAR", "", "account-value band slug"},
-			{"pnl_cohort", "VARCHAR", "", "PnL band slug"},
-			{"pnl_cohort_tag", "VARCHAR", "", "display tag of the PnL band"},
-			{"style_cohort_tag", "VARCHAR", "", "trading style (scalper, swing, position)"},
-			{"computed_at", "TIMESTAMP", "UTC", "label time"},
-		},
-		SortBy: []string{"wallet"},
-		Routes: []string{"/v1/perpdex/liquidations", "/v1/perpdex/leaderboard", "/v1/perpdex/hype/holders"},
-	})
 	PerpdexVenueStats = Register(&Table{
 		Name: "perpdex_venue_stats", Area: "perpdex", Prefix: "perpdex/venue_stats", File: "venue_stats.parquet",
 		Doc: "Hourly venue-wide statistics.",

@@ -135,6 +135,9 @@ func (q *Queries) perpdexBoardOf(ctx context.Context, window string) (*pdBoard, 
 		if err := q.perpdexEnsure(ctx); err != nil {
 			return nil, err
 		}
+		if err := q.perpdexCohortsEnsure(ctx); err != nil {
+			return nil, err
+		}
 		entries, err := q.perpdexComputeBoard(ctx, PerpdexWindowStart(window, at), at)
 		if err != nil {
 			return nil, err
@@ -283,18 +286,6 @@ func (q *Queries) perpdexComputeBoard(ctx context.Context, start, end time.Time)
 	return out, wrap(ctx, "perpdex board", rows.Err())
 }
 
-// PerpdexSizeBands are the size cohort slugs (account value in USD), largest first:
-// a wallet's band is the first whose floor its account value reaches.
-var PerpdexSizeBands = []PerpdexBand{
-	{"leviathan", 5_000_000}, {"whale", 100_000}, {"dolphin", 10_000}, {"fish", 1_000}, {"shrimp", math.Inf(-1)},
-}
-
-// PerpdexPnlBands are the pnl cohort slugs: all-time PnL as a multiple of the capital put
-// in (deposits and sends received); unknown marks a wallet with too little history.
-var PerpdexPnlBands = []PerpdexBand{
-	{"10x_smart", 10}, {"3x_smart", 3}, {"profitable", 1e-12}, {"unprofitable", -0.5 + 1e-12}, {"rekt", math.Inf(-1)},
-}
-
 // PerpdexPnlAbsBands are the pnl_abs cohort slugs: lifetime realized PnL net of fees
 // (cum_realized_pnl) in USD.
 var PerpdexPnlAbsBands = []PerpdexBand{
@@ -320,27 +311,6 @@ func PerpdexBandOf(bands []PerpdexBand, v float64) string {
 
 // PerpdexPnlAbsBand labels lifetime PnL in USD.
 func PerpdexPnlAbsBand(cum float64) string { return PerpdexBandOf(PerpdexPnlAbsBands, cum) }
-
-// PerpdexCohortSlugs lists the accepted cohort slugs of an axis.
-func PerpdexCohortSlugs(axis string) []string {
-	var bands []PerpdexBand
-	switch axis {
-	case "pnl":
-		bands = PerpdexPnlBands
-	case "pnl_abs":
-		bands = PerpdexPnlAbsBands
-	default:
-		bands = PerpdexSizeBands
-	}
-	out := make([]string, 0, len(bands)+1)
-	for _, b := range bands {
-		out = append(out, b.Slug)
-	}
-	if axis == "pnl" {
-		out = append(out, "unknown")
-	}
-	return out
-}
 
 // PerpdexSortKeys maps each leaderboard sort key to the value it orders by.
 var PerpdexSortKeys = map[string]func(r *TraderRow) *float64{

@@ -59,6 +59,9 @@ func (q *Queries) PerpdexCohorts(ctx context.Context, p PerpdexCohortsParams) (C
 		Detail:     "size bands account value; pnl bands all-time PnL as a multiple of capital (slugs use underscores, e.g. 3x_smart)",
 		Caveat:     "holders without a published label for the hour (the newest unpublished hours, hours before 2026-04-07, wallets missing from the hour) carry today's label, which knows the future; unlabelled holders are unknown",
 	}}
+	if err := q.perpdexCohortsEnsure(ctx); err != nil {
+		return page, err
+	}
 	ctx, cancel := q.ctx(ctx)
 	defer cancel()
 	var aT, aC, aK any

@@ -59,6 +59,9 @@ func (q *Queries) PerpdexPositions(ctx context.Context, coin, side string, limit
 	if after != nil {
 		aV, aC, aW, rank = after.Value, after.Coin, after.Wallet, after.Rank
 	}
+	if err := q.perpdexCohortsEnsure(ctx); err != nil {
+		return page, err
+	}
 	ctx, cancel := q.ctx(ctx)
 	defer cancel()
 	rows, err := q.db.QueryContext(ctx, perpdexPositionsSQL, pdNullStr(coin), sign, q.Now(), aV, aC, aW, limit+1)

@@ -85,6 +85,9 @@ func (q *Queries) PerpdexLiquidations(ctx context.Context, p PerpdexLiquidations
 		Detail:     "size_cohort bands account value; pnl_cohort bands all-time PnL as a multiple of capital (slugs use underscores, e.g. 3x_smart)",
 		Caveat:     "rows before 2026-04-07, in the newest not-yet-published hours, or of wallets missing from that hour's labels carry today's label (basis current), which knows the future",
 	}}
+	if err := q.perpdexCohortsEnsure(ctx); err != nil {
+		return page, err
+	}
 	ctx, cancel := q.ctx(ctx)
 	defer cancel()
 	var aT, aTid, aW any
@@ -293,6 +296,9 @@ func (q *Queries) PerpdexHypeHolders(ctx context.Context, desc bool, afterRank i
 		Detail: "size_cohort bands account value; pnl_cohort bands all-time PnL as a multiple of capital",
 		Caveat: "labels are today's, not as of when the balances were read",
 	}}
+	if err := q.perpdexCohortsEnsure(ctx); err != nil {
+		return page, err
+	}
 	ctx, cancel := q.ctx(ctx)
 	defer cancel()
 	var price sql.NullFloat64

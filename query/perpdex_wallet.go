@@ -63,6 +63,9 @@ func (q *Queries) PerpdexWallet(ctx context.Context, wallet string) (WalletOverv
 	if err := q.perpdexEnsure(ctx); err != nil {
 		return out, err
 	}
+	if err := q.perpdexCohortsEnsure(ctx); err != nil {
+		return out, err
+	}
 	ctx, cancel := q.ctx(ctx)
 	defer cancel()
 	var (

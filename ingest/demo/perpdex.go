@@ -14,8 +14,8 @@ import (
 // genPerpdex generates the perpetuals venue: a per-minute price walk per coin, wallets
 // with behaviours trading against each other and a market-maker vault through a real
 // position state machine per (wallet, coin), liquidations, builder codes, hourly
-// funding, ledger flows, hourly position and account snapshots, cohort labels, venue
-// statistics and the archive tapes. It runs day by day (bounded memory): each day's
+// funding, ledger flows (opening deposits included), hourly position and account
+// snapshots, venue statistics and the archive tapes. It runs day by day (bounded memory): each day's
 // events are generated, sorted by time and applied in order, then that day's
 // partitions are written.
 //
@@ -33,6 +33,7 @@ func genPerpdex(ctx context.Context, g *Generator) error {
 	if perpdexPrehistoryFrom.Before(first) {
 		first = perpdexPrehistoryFrom
 	}
+	s.openingDeposits(first)
 	for d := first; d.Before(days[0]); d = d.Add(24 * time.Hour) {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -108,8 +109,7 @@ type perpdexWallet struct {
 	Joined     bool
 	Inactive   bool
 	Old        bool // trades in the prehistory block
-	Unlabelled bool // in neither cohort source
-	NoCurrent  bool // in the hourly labels but not today's
+	Unlabelled bool // no account snapshot: mdq labels it in neither cohort table
 	DrainMs    int64
 	Cluster    int // copy-trader group, -1 otherwise
 	ClusterLev float64
@@ -159,15 +159,13 @@ type perpdexSim struct {
 	hiMs           int64
 	endMs          int64
 	clusterMs      int64
-	labelFrom      int64
-	labelTo        int64
 	rPx, rTr, rLq  *rand.Rand
 	rLe, rBk, rFu  *rand.Rand
 	rHs            *rand.Rand
 	fills, funding [][]any
 	ledger, posns  [][]any
 	accts, marks   [][]any
-	cohorts, stats [][]any
+	stats          [][]any
 	trades         []perpdexTrade
 }
 
@@ -188,15 +186,6 @@ func newPerpdexSim(ctx context.Context, g *Generator) *perpdexSim {
 		s.rate[c] = 0.0000125
 		s.path[c] = make([]float64, 1441)
 	}
-	from := g.Start
-	if from.Before(perpdexLabelStart) {
-		from = perpdexLabelStart
-	}
-	s.labelFrom = from.Truncate(time.Hour).UnixMilli()
-	if !from.Truncate(time.Hour).Equal(from) {
-		s.labelFrom += 3_600_000
-	}
-	s.labelTo = g.End.Add(-3 * time.Hour).UnixMilli()
 	cl := g.End.Add(-5 * time.Hour)
 	if cl.Before(g.Start) {
 		cl = g.Start.Add(g.End.Sub(g.Start) / 2)
@@ -286,10 +275,12 @@ func newPerpdexSim(ctx context.Context, g *Generator) *perpdexSim {
 				w.JoinMs = startMs + r.Int64N(span-12*3_600_000)
 				w.PriorPnL = 0
 			}
+			// The second draw is kept so the random stream (and every other row) is
+			// unchanged since cohort labels left the generator.
 			if r.Float64() < 0.05 {
 				w.Unlabelled = true
-			} else if r.Float64() < 0.05 {
-				w.NoCurrent = true
+			} else {
+				_ = r.Float64()
 			}
 		} else {
 			w.PriorPnL = 0.2 * w.Capital
@@ -302,7 +293,7 @@ func newPerpdexSim(ctx context.Context, g *Generator) *perpdexSim {
 		s.w = append(s.w, w)
 	}
 	// Prehistory traders, wallets that drain their account to almost nothing, and at
-	// least two wallets in neither cohort source.
+	// least two wallets without account snapshots (in neither cohort table).
 	nOld, nDrain, nUnl := 0, 0, 0
 	for i := range s.w {
 		w := &s.w[i]
@@ -324,7 +315,7 @@ func newPerpdexSim(ctx context.Context, g *Generator) *perpdexSim {
 	}
 	for i := len(s.w) - 1; i >= 0 && nUnl < 2; i-- {
 		if s.w[i].Kind >= pwWhale && !s.w[i].Unlabelled {
-			s.w[i].Unlabelled, s.w[i].NoCurrent = true, false
+			s.w[i].Unlabelled = true
 			nUnl++
 		}
 	}
@@ -1063,7 +1054,6 @@ func (s *perpdexSim) tick(ms int64, m int, hourly bool) {
 	}
 	var totEq float64
 	var nW int64
-	labelled := ms >= s.labelFrom && ms <= s.labelTo
 	for w := range s.w {
 		wl := &s.w[w]
 		if !wl.Joined {
@@ -1072,30 +1062,18 @@ func (s *perpdexSim) tick(ms int64, m int, hourly bool) {
 		eq, ntl, margin, _ := s.equity(w, m)
 		eq = perpdexRound(eq, 6)
 		wl.Equity = eq
-		s.accts = append(s.accts, []any{t, wl.Addr, eq, perpdexRound(ntl, 6), perpdexRound(margin, 6)})
+		// An Unlabelled wallet trades but the snapshot feed never saw it: mdq can
+		// label it in neither cohort table. It still counts in the venue's totals.
+		if !wl.Unlabelled {
+			s.accts = append(s.accts, []any{t, wl.Addr, eq, perpdexRound(ntl, 6), perpdexRound(margin, 6)})
+		}
 		if eq > 0 {
 			totEq += eq
 			nW++
 		}
-		if labelled && !wl.Unlabelled {
-			s.cohorts = append(s.cohorts, []any{t, wl.Addr, perpdexBandOf(perpdexSizeBands, eq).Slug, s.pnlBand(w, eq).Slug})
-		}
 	}
 	s.stats = append(s.stats, []any{t, perpdexRound(totEq, 2), nW, nPos, nLong, nShort,
 		perpdexRound(oiL+oiS, 2), perpdexRound(oiL, 2), perpdexRound(oiS, 2), nProfit})
-}
-
-// pnlBand labels a wallet by its all-time PnL (earlier history plus everything since)
-// as a multiple of its capital.
-func (s *perpdexSim) pnlBand(w int, eq float64) perpdexBand {
-	wl := &s.w[w]
-	if wl.Fills < 3 && wl.PriorPnL == 0 {
-		return perpdexPnlUnknown
-	}
-	// Equity minus what was put in (net of withdrawals) is the PnL since; the
-	// insurance clamp on rekt accounts makes it approximate, as the venue's is.
-	pnl := wl.PriorPnL + wl.Realized - wl.Fees + wl.Funding + (eq - wl.Cash)
-	return perpdexBandOf(perpdexPnlBands, pnl/math.Max(wl.Capital, 1))
 }
 
 // flushDay writes the day's partitions and resets the buffers.
@@ -1117,7 +1095,6 @@ func (s *perpdexSim) flushDay(d time.Time) error {
 		parts = append(parts,
 			part{lake.PerpdexPositions, s.posns, false},
 			part{lake.PerpdexAccounts, s.accts, false},
-			part{lake.PerpdexCohortsHourly, s.cohorts, len(s.cohorts) == 0},
 			part{lake.PerpdexTrades, trades, false},
 			part{lake.PerpdexBookEvents, book, false})
 	}
@@ -1130,7 +1107,7 @@ func (s *perpdexSim) flushDay(d time.Time) error {
 		}
 	}
 	s.fills, s.funding, s.marks, s.ledger = s.fills[:0], s.funding[:0], s.marks[:0], s.ledger[:0]
-	s.posns, s.accts, s.cohorts, s.trades = s.posns[:0], s.accts[:0], s.cohorts[:0], s.trades[:0]
+	s.posns, s.accts, s.trades = s.posns[:0], s.accts[:0], s.trades[:0]
 	return nil
 }
 
@@ -1146,29 +1123,13 @@ func (s *perpdexSim) write(t *lake.Table, parts []string, rows [][]any) error {
 	return err
 }
 
-// writeFinal writes the unpartitioned tables: venue stats, today's cohort labels and
-// HYPE balances.
+// writeFinal writes the unpartitioned tables: venue stats and HYPE balances. (Cohort
+// labels are not generated: mdq derives them from accounts, ledger and fills.)
 func (s *perpdexSim) writeFinal() error {
 	if err := s.write(lake.PerpdexVenueStats, nil, s.stats); err != nil {
 		return err
 	}
 	end := s.g.End
-	m := int((s.endMs - s.dayMs) / 60_000)
-	computed := end.Truncate(time.Hour)
-	var cur [][]any
-	for w := range s.w {
-		wl := &s.w[w]
-		if !wl.Joined || wl.Unlabelled || wl.NoCurrent {
-			continue
-		}
-		eq, _, _, _ := s.equity(w, m)
-		pb := s.pnlBand(w, eq)
-		cur = append(cur, []any{wl.Addr, perpdexBandOf(perpdexSizeBands, eq).Slug, pb.Slug,
-			pb.Label, perpdexKinds[wl.Kind].Style, computed})
-	}
-	if err := s.write(lake.PerpdexCohortsCurrent, nil, cur); err != nil {
-		return err
-	}
 	r := s.g.RNG("perpdex/hype")
 	var hype [][]any
 	asOf := func() time.Time { return end.Add(-time.Duration(r.IntN(3600)) * time.Second).Truncate(time.Second) }
@@ -1203,4 +1164,22 @@ func (s *perpdexSim) writeFinal() error {
 		}
 	}
 	return s.write(lake.PerpdexHypeBalances, nil, hype)
+}
+
+// openingDeposits writes, at 00:00 of the lake's first date, one deposit per wallet
+// funded before the simulation (every wallet but those joining later) of the capital
+// it put in. Its starting equity is that capital plus the PnL it made before
+// (PriorPnL), so account value minus net flows in (mdq's all-time PnL) carries the
+// earlier history. The hashes come from their own random stream, leaving every other
+// row unchanged.
+func (s *perpdexSim) openingDeposits(first time.Time) {
+	r := s.g.RNG("perpdex/opening")
+	for w := range s.w {
+		wl := &s.w[w]
+		if !wl.Joined {
+			continue
+		}
+		h := fmt.Sprintf("0x%016x%016x%016x%016x", r.Uint64(), r.Uint64(), r.Uint64(), r.Uint64())
+		s.ledgerRow(first.UnixMilli(), w, "deposit", wl.Capital, -1, h)
+	}
 }

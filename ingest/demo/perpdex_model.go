@@ -5,11 +5,13 @@ import (
 	"time"
 )
 
-// The static model of the perpetuals venue: coins, wallet behaviours, builders and the
-// cohort bands. Everything here is a plain table; the simulation is in perpdex.go.
+// The static model of the perpetuals venue: coins, wallet behaviours and builders.
+// Everything here is a plain table; the simulation is in perpdex.go. Cohort bands are
+// not here: mdq owns them (query/perpdex_cohort_bands.go) and derives the labels.
 
-// perpdexLabelStart is the first hour the venue publishes point-in-time cohort labels
-// (SPEC 2.3): liquidations before it carry today's (current) label.
+// perpdexLabelStart is the first hour mdq publishes point-in-time cohort labels for
+// (SPEC 2.3): liquidations before it carry today's (current) label, so the prehistory
+// block below is simulated before it.
 var perpdexLabelStart = time.Date(2026, 4, 7, 0, 0, 0, 0, time.UTC)
 
 // perpdexPrehistoryFrom is the first date of the small prehistory block. Whatever
@@ -67,7 +69,7 @@ const (
 // perpdexKind describes one behaviour.
 type perpdexKind struct {
 	Name      string
-	Style     string    // style_cohort_tag
+	Style     string    // the style it is modelled on; mdq derives the tag from its closed trades
 	Share     float64   // share of regular wallets
 	Weight    float64   // relative trading activity per wallet
 	CapMedian float64   // median deposited capital, USD
@@ -117,49 +119,6 @@ var perpdexClusters = []struct {
 	{"ETH", +1, 10, 0.0002, 6},
 	{"BTC", -1, 20, 0.0002, 4},
 	{"SOL", +1, 5, 0.003, 4},
-}
-
-// perpdexBand is one cohort band: the first band (in table order) whose Min the
-// measure reaches is the wallet's band. Slug is what the lake stores and routes
-// filter on; Label is the display tag, which may contain spaces (the slug then uses
-// underscores).
-type perpdexBand struct {
-	Slug  string
-	Label string
-	Min   float64
-}
-
-// perpdexSizeBands label a wallet by its account value in USD (perp equity).
-var perpdexSizeBands = []perpdexBand{
-	{"leviathan", "Leviathan", 5_000_000},
-	{"whale", "Whale", 100_000},
-	{"dolphin", "Dolphin", 10_000},
-	{"fish", "Fish", 1_000},
-	{"shrimp", "Shrimp", math.Inf(-1)},
-}
-
-// perpdexPnlBands label a wallet by its all-time PnL as a multiple of the capital it
-// put in (deposits and sends received): 10x smart made at least ten times its
-// capital, 3x smart at least three times, profitable anything above zero,
-// unprofitable lost less than half, rekt lost half or more. A wallet with fewer than
-// three fills and no earlier history is "unknown" (perpdexPnlUnknown).
-var perpdexPnlBands = []perpdexBand{
-	{"10x_smart", "10x smart", 10},
-	{"3x_smart", "3x smart", 3},
-	{"profitable", "profitable", 1e-12},
-	{"unprofitable", "unprofitable", -0.5 + 1e-12},
-	{"rekt", "rekt", math.Inf(-1)},
-}
-
-var perpdexPnlUnknown = perpdexBand{"unknown", "unknown", 0}
-
-func perpdexBandOf(bands []perpdexBand, v float64) perpdexBand {
-	for _, b := range bands {
-		if v >= b.Min {
-			return b
-		}
-	}
-	return bands[len(bands)-1]
 }
 
 // perpdexRound rounds x to dec decimals.

@@ -17,13 +17,14 @@ func init() {
 }
 
 // newRebuildCmd builds `mdq rebuild`: recompute the hourly derived tables now (the
-// prediction-market wallet board) and write them to the lake, so a server started in
+// prediction-market wallet board; the perpetuals cohort labels not yet published) and
+// write them to the lake, so a server started in
 // the same hour serves them without recomputing.
 func newRebuildCmd(cfg *Config) *cobra.Command {
 	var clock string
 	cmd := &cobra.Command{
 		Use:   "rebuild",
-		Short: "Rebuild the hourly derived tables (prediction-market wallet board) into the lake",
+		Short: "Rebuild the hourly derived tables (prediction-market wallet board, perpetuals cohort labels) into the lake",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			now, err := clockFunc(clock)
@@ -42,6 +43,14 @@ func newRebuildCmd(cfg *Config) *cobra.Command {
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "predmkt board for %s: %d wallets (%d rows over all categories) in %s\n",
 				b.Hour.Format(time.RFC3339), len(b.Cats["all"]), b.Rows(), time.Since(start).Round(time.Millisecond))
+			// Perpetuals cohort labels: only what is not yet published (see RebuildPerpdexCohorts).
+			start = time.Now()
+			c, err := q.RebuildPerpdexCohorts(cmd.Context(), false)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "perpdex cohorts: %d hourly rows in %d date partitions (through %s), today's labels %d rows, in %s\n",
+				c.HourlyRows, len(c.HourlyDates), c.LastHour.Format(time.RFC3339), c.CurrentRows, time.Since(start).Round(time.Millisecond))
 			return nil
 		},
 	}
@@ -66,6 +75,9 @@ func boardRefresher(ctx context.Context, _ *Config, _ *cobra.Command, api *handl
 			// events), then the perpetuals boards.
 			if err := api.Q.WarmPredmkt(ctx); err != nil && ctx.Err() == nil && api.Log != nil {
 				api.Log.Error("predmkt board rebuild", "err", err)
+			}
+			if err := api.Q.PerpdexCohortsWarm(ctx); err != nil && ctx.Err() == nil && api.Log != nil {
+				api.Log.Error("perpdex cohort labels", "err", err)
 			}
 			if err := api.Q.PerpdexWarm(ctx); err != nil && ctx.Err() == nil && api.Log != nil {
 				api.Log.Error("perpdex board rebuild", "err", err)

@@ -1,0 +1,39 @@
+package lake
+
+// Derived perpetuals tables: cohort labels computed by mdq itself (query/perpdex_cohort*.go)
+// from perpdex_accounts, perpdex_ledger and perpdex_fills, never written by ingest or demo.
+
+// PerpdexCohortsHourly holds the point-in-time labels: for every complete hour H from
+// 2026-04-07 with an account snapshot taken exactly at H, each snapshotted wallet's
+// labels as they stood at H. The hour in progress is not yet published. Each date's
+// partition is written once its hours are; the newest (partial) date is rewritten as
+// hours complete.
+var PerpdexCohortsHourly = Register(&Table{
+	Name: "perpdex_cohorts_hourly", Area: "perpdex", Prefix: "perpdex/cohorts_hourly", Partitions: []string{"date"}, File: "cohorts.parquet", Derived: true,
+	Doc: "Derived: point-in-time cohort labels for each complete hour from 2026-04-07 with an account snapshot, computed from accounts, ledger and fills known at that hour; the hour in progress is not yet published.",
+	Columns: []Column{
+		{"hour_ts", "TIMESTAMP", "UTC", "label hour: the account snapshot the labels were computed from"},
+		{"wallet", "VARCHAR", "0x hex", "user"},
+		{"size_cohort", "VARCHAR", "", "account-value band slug (leviathan, whale, dolphin, fish, shrimp)"},
+		{"pnl_cohort", "VARCHAR", "", "PnL band slug (10x_smart, 3x_smart, profitable, unprofitable, rekt, unknown)"},
+	},
+	SortBy: []string{"hour_ts", "wallet"},
+	Routes: []string{"/v1/perpdex/liquidations", "/v1/perpdex/cohorts"},
+})
+
+// PerpdexCohortsCurrent holds today's labels: every wallet of the newest account
+// snapshot at or before the store clock.
+var PerpdexCohortsCurrent = Register(&Table{
+	Name: "perpdex_cohorts_current", Area: "perpdex", Prefix: "perpdex/cohorts_current", File: "cohorts.parquet", Derived: true,
+	Doc: "Derived: today's cohort labels, one row per wallet of the newest account snapshot at or before the store clock.",
+	Columns: []Column{
+		{"wallet", "VARCHAR", "0x hex", "user"},
+		{"size_cohort", "VARCHAR", "", "account-value band slug"},
+		{"pnl_cohort", "VARCHAR", "", "PnL band slug"},
+		{"pnl_cohort_tag", "VARCHAR", "", "display tag of the PnL band (spaces, e.g. 3x smart)"},
+		{"style_cohort_tag", "VARCHAR", "", "scalper, swing or position from the mean holding time of completed trades; NULL without one"},
+		{"computed_at", "TIMESTAMP", "UTC", "the account snapshot the labels were computed from"},
+	},
+	SortBy: []string{"wallet"},
+	Routes: []string{"/v1/perpdex/liquidations", "/v1/perpdex/leaderboard", "/v1/perpdex/hype/holders", "/v1/perpdex/wallets/{address}", "/v1/perpdex/cohorts"},
+})
