@@ -19,6 +19,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -209,18 +210,19 @@ func (a *API) wrap(rt *Route) http.Handler {
 			a.fail(w, r, rt, err)
 			return
 		}
-		var buf bytes.Buffer
-		if err := Encode(&buf, data); err != nil {
+		body, err := encodeBody(data)
+		if err != nil {
 			a.logger().Error("encode", "route", rt.Path, "err", err)
 			writeError(w, rt.Area, http.StatusServiceUnavailable, "store unavailable")
 			return
 		}
+		defer releaseBody(body)
 		if p, ok := PrincipalFrom(ctx); ok && a.Budget != nil && rt.Credits > 0 {
 			a.Budget.LogCredits(ctx, p, rt.Path, rt.Credits)
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusOK)
-		if _, err := w.Write(buf.Bytes()); err != nil {
+		if _, err := w.Write(*body); err != nil {
 			a.logger().Debug("write", "err", err)
 		}
 	})
@@ -330,9 +332,59 @@ func writeError(w http.ResponseWriter, area string, status int, msg string) {
 // Encode writes v as JSON the one way every transport uses (REST, CLI, MCP), so their
 // bytes agree: no HTML escaping, one trailing newline.
 func Encode(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	body, err := encodeBody(v)
+	if err != nil {
+		return err
+	}
+	defer releaseBody(body)
+	_, err = w.Write(*body)
+	return err
+}
+
+// JSONAppender is a response that encodes itself: AppendJSON appends exactly the bytes
+// encoding/json writes for the value with HTML escaping off (no newline), and fails
+// where encoding/json fails. A route whose pages are megabytes (predmkt events)
+// implements it to skip reflection; a test holds each implementation to encoding/json.
+type JSONAppender interface {
+	AppendJSON(dst []byte) ([]byte, error)
+}
+
+// bodyPool recycles response buffers: a large page is encoded into one buffer that
+// the next request reuses instead of growing a new one from nothing.
+var bodyPool = sync.Pool{New: func() any { return new([]byte) }}
+
+// encodeBody returns Encode's bytes for v in a pooled buffer; hand it back with
+// releaseBody once written.
+func encodeBody(v any) (*[]byte, error) {
+	p := bodyPool.Get().(*[]byte)
+	var err error
+	b := (*p)[:0]
+	if a, ok := v.(JSONAppender); ok {
+		if b, err = a.AppendJSON(b); err == nil {
+			b = append(b, '\n')
+		}
+	} else {
+		buf := bytes.NewBuffer(b)
+		enc := json.NewEncoder(buf)
+		enc.SetEscapeHTML(false)
+		err = enc.Encode(v)
+		b = buf.Bytes()
+	}
+	*p = b
+	if err != nil {
+		releaseBody(p)
+		return nil, err
+	}
+	return p, nil
+}
+
+// releaseBody returns a buffer to the pool; an outsized one is left to the collector.
+func releaseBody(p *[]byte) {
+	if cap(*p) > 64<<20 {
+		return
+	}
+	*p = (*p)[:0]
+	bodyPool.Put(p)
 }
 
 func (a *API) logger() *slog.Logger {

@@ -351,8 +351,9 @@ func TestPredmktTapeIndexEventsMatchSQL(t *testing.T) {
 	}
 }
 
-// TestPredmktEventsRowTextReadsBackExactly: every field of a page travels as text in
-// one value per row; it must read back to exactly the stored values (doubles included).
+// TestPredmktEventsRowTextReadsBackExactly: a page's fields travel as typed numbers plus
+// one length-prefixed text value per row; they must read back to exactly the stored
+// values (doubles included).
 func TestPredmktEventsRowTextReadsBackExactly(t *testing.T) {
 	q := openTapeLake(t, testlake.Tiny(t), testlake.Now())
 	ctx := context.Background()

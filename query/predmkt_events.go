@@ -117,30 +117,6 @@ func (q *Queries) PredmktEvents(ctx context.Context, p PredmktEventsParams) (Eve
 	return pageOf(evs, p.Limit), nil
 }
 
-// sortEvents returns the first n of evs in (local_ts, seq, token_id) order, sorting
-// positions rather than the wide events themselves.
-func sortEvents(evs []TapeEvent, n int) []TapeEvent {
-	idx := make([]int32, len(evs))
-	for i := range idx {
-		idx[i] = int32(i)
-	}
-	slices.SortFunc(idx, func(i, j int32) int {
-		a, b := &evs[i], &evs[j]
-		if c := cmp.Compare(a.LocalTS, b.LocalTS); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.Seq, b.Seq); c != 0 {
-			return c
-		}
-		return strings.Compare(a.TokenID, b.TokenID)
-	})
-	out := make([]TapeEvent, min(n, len(idx)))
-	for k := range out {
-		out[k] = evs[idx[k]]
-	}
-	return out
-}
-
 // pageOf cuts ordered events to a page of limit, with has_more and next_cursor.
 func pageOf(evs []TapeEvent, limit int) EventsPage {
 	page := EventsPage{Events: evs}
@@ -156,65 +132,110 @@ func pageOf(evs []TapeEvent, limit int) EventsPage {
 	return page
 }
 
-// scanEvents runs events.sql or events_span.sql and reads their rows.
+// scanEvents runs events.sql or events_span.sql and reads their rows in the order
+// they come. hint is the expected count.
 func (q *Queries) scanEvents(ctx context.Context, stmt string, hint int, args ...any) ([]TapeEvent, error) {
 	rows, err := q.db.QueryContext(ctx, stmt, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	evs := make([]TapeEvent, 0, min(hint, 50_001))
-	var row string
+	// The bounded read returns up to a minute of events past the page: room for them
+	// saves growing (copying) 8 MB of events.
+	evs := make([]TapeEvent, 0, min(hint, 50_001)*9/8)
+	var snap int64
+	var text string
 	for rows.Next() {
-		if err := rows.Scan(&row); err != nil {
+		var e TapeEvent
+		if err := rows.Scan(&e.TS, &e.LocalTS, &e.Seq, &snap, &e.Price, &e.Size, &e.BestBid, &e.BestAsk, &text); err != nil {
 			return nil, err
 		}
-		var e TapeEvent
-		if !unpackEvent(row, &e) {
-			return nil, fmt.Errorf("malformed event row %.60q", row)
+		e.IsSnapshot = int(snap)
+		if !unpackEventTexts(text, &e) {
+			return nil, fmt.Errorf("malformed event texts %.60q", text)
 		}
 		evs = append(evs, e)
 	}
 	return evs, rows.Err()
 }
 
-// unpackEvent splits the row text of events.sql and events_span.sql: ts, local_ts,
-// seq, is_snapshot, price, size, best_bid, best_ask, the byte lengths of event_type,
-// token_id, side, status and bids, comma-separated, then the six texts back to back
-// (asks last). The text fields share the row's string.
-func unpackEvent(s string, e *TapeEvent) bool {
-	var f [13]string
-	for i := range f {
+// sortEvents returns the first n of evs in (local_ts, seq, token_id) order. It sorts
+// compact keys rather than the wide events, comparing token ids only on a tie.
+func sortEvents(evs []TapeEvent, n int) []TapeEvent {
+	type key struct {
+		lt, seq int64
+		i       int
+	}
+	keys := make([]key, len(evs))
+	for i := range evs {
+		keys[i] = key{evs[i].LocalTS, evs[i].Seq, i}
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		if a.lt != b.lt {
+			return cmp.Compare(a.lt, b.lt)
+		}
+		if a.seq != b.seq {
+			return cmp.Compare(a.seq, b.seq)
+		}
+		return strings.Compare(evs[a.i].TokenID, evs[b.i].TokenID)
+	})
+	out := make([]TapeEvent, min(n, len(keys)))
+	for k := range out {
+		out[k] = evs[keys[k].i]
+	}
+	return out
+}
+
+// unpackEventTexts splits the texts value of events.sql: the byte lengths of
+// event_type, token_id, side, status and bids, each followed by a comma, then the six
+// texts back to back (asks last). The fields are slices of s (no copy).
+func unpackEventTexts(s string, e *TapeEvent) bool {
+	var lens [5]int
+	for i := range lens {
 		j := strings.IndexByte(s, ',')
 		if j <= 0 {
 			return false
 		}
-		f[i], s = s[:j], s[j+1:]
-	}
-	var ints [4]int64
-	for i := range ints {
-		v, err := strconv.ParseInt(f[i], 10, 64)
-		if err != nil {
+		l, ok := atoi64(s[:j])
+		if !ok || l < 0 {
 			return false
 		}
-		ints[i] = v
+		lens[i], s = int(l), s[j+1:]
 	}
-	e.TS, e.LocalTS, e.Seq, e.IsSnapshot = ints[0], ints[1], ints[2], int(ints[3])
-	for i, dst := range []*float64{&e.Price, &e.Size, &e.BestBid, &e.BestAsk} {
-		v, err := strconv.ParseFloat(f[4+i], 64)
-		if err != nil {
+	for i, dst := range [5]*string{&e.EventType, &e.TokenID, &e.Side, &e.Status, &e.Bids} {
+		if lens[i] > len(s) {
 			return false
 		}
-		*dst = v
-	}
-	out := [5]*string{&e.EventType, &e.TokenID, &e.Side, &e.Status, &e.Bids}
-	for i, dst := range out {
-		l, err := strconv.Atoi(f[8+i])
-		if err != nil || l < 0 || l > len(s) {
-			return false
-		}
-		*dst, s = s[:l], s[l:]
+		*dst, s = s[:lens[i]], s[lens[i]:]
 	}
 	e.Asks = s
 	return true
+}
+
+// atoi64 parses a decimal integer (optionally negative); strconv.ParseInt does the
+// long ones, where overflow is possible.
+func atoi64(s string) (int64, bool) {
+	if len(s) > 18 {
+		v, err := strconv.ParseInt(s, 10, 64)
+		return v, err == nil
+	}
+	neg := false
+	if s != "" && s[0] == '-' {
+		neg, s = true, s[1:]
+	}
+	if s == "" {
+		return 0, false
+	}
+	var v int64
+	for i := 0; i < len(s); i++ {
+		c := s[i] - '0'
+		if c > 9 {
+			return 0, false
+		}
+		v = v*10 + int64(c)
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
 }

@@ -1,0 +1,77 @@
+package handlers_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"testing"
+
+	"mdq/handlers"
+	"mdq/internal/testlake"
+	"mdq/query"
+)
+
+// TestPredmktEventsBodyIsByteIdenticalToEncodingJSON: /v1/predmkt/events is written by
+// the page's own encoder (handlers.JSONAppender); its body is exactly what
+// encoding/json wrote for the same page (HTML escaping off, one newline), on a full
+// 24-hour page of the tiny lake and on a cut page resumed from a cursor.
+func TestPredmktEventsBodyIsByteIdenticalToEncodingJSON(t *testing.T) {
+	q := openQueries(t, testlake.Tiny(t))
+	h := (&handlers.API{Q: q}).Handler()
+	ctx := context.Background()
+	var last int64
+	if err := q.DB().QueryRowContext(ctx, "SELECT max(local_ts) FROM predmkt_book_events").Scan(&last); err != nil {
+		t.Fatal(err)
+	}
+	from, to := last-86_400_000+1, last+1
+	first, err := q.PredmktEvents(ctx, query.PredmktEventsParams{FromMs: from, ToMs: to, Limit: 777})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !first.HasMore {
+		t.Fatal("the tiny lake's last day holds under 777 events: no cut page to compare")
+	}
+	c := query.EventCursor{LocalTS: first.Events[776].LocalTS, Seq: first.Events[776].Seq, TokenID: first.Events[776].TokenID}
+	cases := []struct {
+		qs string
+		p  query.PredmktEventsParams
+	}{
+		{fmt.Sprintf("from_ms=%d&to_ms=%d&limit=50000", from, to), query.PredmktEventsParams{FromMs: from, ToMs: to, Limit: 50_000}},
+		{fmt.Sprintf("from_ms=%d&to_ms=%d&limit=777&cursor=%s", from, to, url.QueryEscape(c.String())),
+			query.PredmktEventsParams{FromMs: from, ToMs: to, Limit: 777, After: &c}},
+	}
+	for _, tc := range cases {
+		page, err := q.PredmktEvents(ctx, tc.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(page); err != nil {
+			t.Fatal(err)
+		}
+		code, body := get(t, h, "/v1/predmkt/events?"+tc.qs)
+		if code != 200 || len(page.Events) == 0 || !bytes.Equal(body, want.Bytes()) {
+			t.Fatalf("%s: %d, %d events\nREST          %.300s\nencoding/json %.300s", tc.qs, code, len(page.Events), body, want.Bytes())
+		}
+	}
+}
+
+type failingAppender struct{}
+
+func (failingAppender) AppendJSON(dst []byte) ([]byte, error) {
+	return append(dst, `{"partial":`...), errors.New("json: unsupported value: NaN")
+}
+
+// TestEncodeWritesNothingWhenAppenderFails: like encoding/json, Encode writes nothing
+// when a JSONAppender fails, so a route answers 503 with a clean error body.
+func TestEncodeWritesNothingWhenAppenderFails(t *testing.T) {
+	var buf bytes.Buffer
+	if err := handlers.Encode(&buf, failingAppender{}); err == nil || buf.Len() != 0 {
+		t.Fatalf("error %v, wrote %q", err, buf.String())
+	}
+}
