@@ -139,6 +139,9 @@ func BenchmarkOnchainScreener(b *testing.B) {
 	})
 }
 
+// BenchmarkOnchainWallet, BenchmarkOnchainCounterparties and BenchmarkOnchainCompare:
+// the route reads the Go per-wallet index (the wallet's legs summed in Go); the SQL side
+// runs the query the index replaced (still the fallback and the tests' reference).
 func BenchmarkOnchainWallet(b *testing.B) {
 	ocBenchRoute(b, func(s *ocBench, i int) (string, string) {
 		return "GET", "/v1/onchain/wallets/" + s.addr[i%len(s.addr)]

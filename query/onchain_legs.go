@@ -22,6 +22,11 @@ var (
 	onchainLegsBuildSQL   = sqlfiles.MustRead("onchain/legs_build.sql")
 	onchainLabelsBuildSQL = sqlfiles.MustRead("onchain/labels_build.sql")
 	onchainLegsTokSQL     = sqlfiles.MustRead("onchain/legs_tok_build.sql")
+	onchainLegsChainSQL   = sqlfiles.MustRead("onchain/legs_build_chain.sql")
+	onchainLegsTokChain   = sqlfiles.MustRead("onchain/legs_tok_build_chain.sql")
+	onchainLegsChainsSQL  = sqlfiles.MustRead("onchain/legs_chains.sql")
+	onchainLegsSwapSQL    = sqlfiles.MustRead("onchain/legs_swap.sql")
+	onchainLegsTokSwapSQL = sqlfiles.MustRead("onchain/legs_tok_swap.sql")
 )
 
 // OnchainLegsBuildTimeout bounds the one-off build of the in-memory legs table (about
@@ -32,7 +37,9 @@ var OnchainLegsBuildTimeout = 5 * time.Minute
 // files they were built from.
 type legsState struct {
 	sig    atomic.Pointer[string]
-	labels atomic.Pointer[map[string]Label] // the cascade of onchain_labels_mem, in Go
+	labels atomic.Pointer[map[string]Label]     // the cascade of onchain_labels_mem, in Go
+	index  atomic.Pointer[ocIndex]              // the Go per-wallet index of the legs
+	syms   atomic.Pointer[map[[2]string]string] // side tables: (chain, token) -> symbol
 	mu     sync.Mutex
 }
 
@@ -48,18 +55,83 @@ func (q *Queries) onchainLegs(ctx context.Context) error {
 	st := v.(*legsState)
 	return st.ensure(ctx, q, "onchain legs", []*lake.Table{lake.OnchainTransfers, lake.OnchainLabels, lake.OnchainLabelSources},
 		func(bctx context.Context) error {
-			for _, text := range []string{onchainLegsBuildSQL, onchainLegsTokSQL, onchainLabelsBuildSQL} {
-				if _, err := q.db.ExecContext(bctx, text); err != nil {
-					return wrap(bctx, "onchain legs", err)
-				}
+			if err := q.buildLegs(bctx); err != nil {
+				return err
+			}
+			if _, err := q.db.ExecContext(bctx, onchainLabelsBuildSQL); err != nil {
+				return wrap(bctx, "onchain legs", err)
 			}
 			labels, err := q.readLabels(bctx)
 			if err != nil {
 				return err
 			}
+			idx, err := q.buildWalletIndex(bctx)
+			if errors.Is(err, errIndexUnfit) {
+				// Not a store failure: the routes answer from their SQL instead.
+				q.log.Warn("onchain wallet index not built; per-wallet routes use SQL", "err", err)
+				idx, err = nil, nil
+			}
+			if err != nil {
+				return err
+			}
 			st.labels.Store(&labels)
+			st.index.Store(idx)
 			return nil
 		})
+}
+
+// buildLegs builds onchain_legs_mem and onchain_legs_tok_mem one chain at a time (each
+// chain's legs sorted apart, in chain order, so the tables are in the same order as
+// one sort of every chain would give): the sort of one chain is about a third of the
+// peak memory of sorting all of them at once.
+func (q *Queries) buildLegs(ctx context.Context) error {
+	rows, err := q.db.QueryContext(ctx, onchainLegsChainsSQL)
+	if err != nil {
+		return wrap(ctx, "onchain legs", err)
+	}
+	var chains []string
+	for rows.Next() {
+		var c string
+		if err := rows.Scan(&c); err != nil {
+			rows.Close()
+			return wrap(ctx, "onchain legs", err)
+		}
+		chains = append(chains, c)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return wrap(ctx, "onchain legs", err)
+	}
+	for _, step := range []struct{ create, insert, swap string }{
+		{onchainLegsBuildSQL, onchainLegsChainSQL, onchainLegsSwapSQL},
+		{onchainLegsTokSQL, onchainLegsTokChain, onchainLegsTokSwapSQL},
+	} {
+		if _, err := q.db.ExecContext(ctx, step.create); err != nil {
+			return wrap(ctx, "onchain legs", err)
+		}
+		for _, c := range chains {
+			if _, err := q.db.ExecContext(ctx, step.insert, c); err != nil {
+				return wrap(ctx, "onchain legs", err)
+			}
+		}
+		if err := q.swapTable(ctx, step.swap); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// swapTable runs a swap file (a DROP and a RENAME) in one transaction.
+func (q *Queries) swapTable(ctx context.Context, swap string) error {
+	tx, err := q.db.BeginTx(ctx, nil)
+	if err != nil {
+		return wrap(ctx, "onchain legs", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	if _, err := tx.ExecContext(ctx, swap); err != nil {
+		return wrap(ctx, "onchain legs", err)
+	}
+	return wrap(ctx, "onchain legs", tx.Commit())
 }
 
 // ensure runs build when the files of tables differ from those the in-memory tables

@@ -2,6 +2,7 @@ package query
 
 import (
 	"context"
+	"database/sql"
 
 	"mdq/lake"
 	sqlfiles "mdq/sql"
@@ -45,7 +46,38 @@ func (q *Queries) onchainSide(ctx context.Context) error {
 				if _, err := q.db.ExecContext(bctx, text); err != nil {
 					return wrap(bctx, "onchain side tables", err)
 				}
+				if t.src == lake.OnchainTokens {
+					syms, err := q.readSymbols(bctx, len(files) > 0)
+					if err != nil {
+						return err
+					}
+					st.syms.Store(syms)
+				}
 			}
 			return nil
 		})
+}
+
+// readSymbols reads every token's symbol from onchain_tokens_mem into a map keyed by
+// (chain, token address), so compare labels its shared tokens without a query; nil when
+// the lake has no token files (tokenSymbols then runs its SQL, which fails as before).
+func (q *Queries) readSymbols(ctx context.Context, present bool) (*map[[2]string]string, error) {
+	if !present {
+		return nil, nil
+	}
+	rows, err := q.db.QueryContext(ctx, "SELECT chain, token_address, symbol FROM onchain_tokens_mem")
+	if err != nil {
+		return nil, wrap(ctx, "onchain side tables", err)
+	}
+	defer rows.Close()
+	out := map[[2]string]string{}
+	for rows.Next() {
+		var c, a string
+		var sym sql.NullString
+		if err := rows.Scan(&c, &a, &sym); err != nil {
+			return nil, wrap(ctx, "onchain side tables", err)
+		}
+		out[[2]string{c, a}] = sym.String
+	}
+	return &out, wrap(ctx, "onchain side tables", rows.Err())
 }

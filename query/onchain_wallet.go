@@ -31,10 +31,23 @@ type WalletSummary struct {
 }
 
 // OnchainWallet returns a wallet's summary across every chain; idle windows are zeroed.
+// It reads the Go per-wallet index (the wallet's legs, no SQL); wallet.sql answers a
+// wallet the index cannot sum exactly in int64 (over 10^12 USD on a chain) and is the
+// index's reference in the tests and benchmarks.
 func (q *Queries) OnchainWallet(ctx context.Context, address string) (WalletSummary, error) {
 	if err := q.onchainLegs(ctx); err != nil {
 		return WalletSummary{}, err
 	}
+	if x := q.walletIndex(); x != nil {
+		if out, ok := x.wallet(address, micros(q.Now())); ok {
+			return out, nil
+		}
+	}
+	return q.onchainWalletSQL(ctx, address)
+}
+
+// onchainWalletSQL is OnchainWallet by wallet.sql.
+func (q *Queries) onchainWalletSQL(ctx context.Context, address string) (WalletSummary, error) {
 	ctx, cancel := q.ctx(ctx)
 	defer cancel()
 	var out WalletSummary

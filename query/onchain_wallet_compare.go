@@ -46,21 +46,32 @@ type WalletCompare struct {
 	Direct               DirectFlow           `json:"direct"`
 }
 
-// OnchainWalletCompare returns what two wallets share on a chain over a window.
+// OnchainWalletCompare returns what two wallets share on a chain over a window, from
+// the Go per-wallet index (wallet_compare.sql when the index cannot sum a wallet exactly
+// in int64). Both lists rank on the exact sums, ties on address.
 func (q *Queries) OnchainWalletCompare(ctx context.Context, chain, a, b, window string, limit int) (WalletCompare, error) {
 	out := WalletCompare{WalletA: a, WalletB: b, Chain: chain, Window: window, SharedCounterparties: []SharedCounterparty{}, SharedTokens: []SharedToken{}}
 	if err := q.onchainLegs(ctx); err != nil {
 		return out, err
 	}
+	since, until := windowBounds(q.Now(), window)
+	if x := q.walletIndex(); x != nil && x.compare(&out, chain, a, b, since, until, limit) {
+		return q.finishCompare(ctx, out)
+	}
+	return q.onchainWalletCompareSQL(ctx, out, since, until, limit)
+}
+
+// onchainWalletCompareSQL is OnchainWalletCompare by wallet_compare.sql; out holds the
+// request's echoed fields and empty lists.
+func (q *Queries) onchainWalletCompareSQL(ctx context.Context, out WalletCompare, since, until int64, limit int) (WalletCompare, error) {
+	chain, a, b := out.Chain, out.WalletA, out.WalletB
 	ctx, cancel := q.ctx(ctx)
 	defer cancel()
-	since, until := windowBounds(q.Now(), window)
 	rows, err := q.db.QueryContext(ctx, onchainWalletCompareSQL, chain, a, b, since, until, limit)
 	if err != nil {
 		return out, wrap(ctx, "onchain wallet compare", err)
 	}
 	defer rows.Close()
-	var toks []string
 	for rows.Next() {
 		var kind, key string
 		var au, bu float64
@@ -73,7 +84,6 @@ func (q *Queries) OnchainWalletCompare(ctx context.Context, chain, a, b, window 
 			out.SharedCounterparties = append(out.SharedCounterparties, SharedCounterparty{Address: key, AVolumeUSD: usd(au), BVolumeUSD: usd(bu), ATxCount: an, BTxCount: bn})
 		case "t":
 			out.SharedTokens = append(out.SharedTokens, SharedToken{TokenAddress: key, AVolumeUSD: usd(au), BVolumeUSD: usd(bu), ATxCount: an, BTxCount: bn})
-			toks = append(toks, key)
 		default:
 			out.Direct = DirectFlow{AToBUSD: usd(au), BToAUSD: usd(bu), TxCount: an}
 		}
@@ -81,9 +91,12 @@ func (q *Queries) OnchainWalletCompare(ctx context.Context, chain, a, b, window 
 	if err := rows.Err(); err != nil {
 		return out, wrap(ctx, "onchain wallet compare", err)
 	}
-	// Order within each list is the SQL's; sort again since UNION ALL does not keep it.
-	sortShared(out.SharedCounterparties, func(s SharedCounterparty) (float64, string) { return s.AVolumeUSD + s.BVolumeUSD, s.Address })
-	sortShared(out.SharedTokens, func(s SharedToken) (float64, string) { return s.AVolumeUSD + s.BVolumeUSD, s.TokenAddress })
+	return q.finishCompare(ctx, out)
+}
+
+// finishCompare adds the shared counterparties' cascade labels and the shared tokens'
+// symbols.
+func (q *Queries) finishCompare(ctx context.Context, out WalletCompare) (WalletCompare, error) {
 	labels := q.legsLabels()
 	for i := range out.SharedCounterparties {
 		if l, ok := labels[out.SharedCounterparties[i].Address]; ok {
@@ -91,7 +104,11 @@ func (q *Queries) OnchainWalletCompare(ctx context.Context, chain, a, b, window 
 			out.SharedCounterparties[i].Label = &e
 		}
 	}
-	syms, err := q.tokenSymbols(ctx, chain, toks)
+	toks := make([]string, len(out.SharedTokens))
+	for i, t := range out.SharedTokens {
+		toks[i] = t.TokenAddress
+	}
+	syms, err := q.tokenSymbols(ctx, out.Chain, toks)
 	if err != nil {
 		return out, err
 	}
@@ -99,20 +116,6 @@ func (q *Queries) OnchainWalletCompare(ctx context.Context, chain, a, b, window 
 		out.SharedTokens[i].Symbol = syms[out.SharedTokens[i].TokenAddress]
 	}
 	return out, nil
-}
-
-func sortShared[T any](l []T, key func(T) (float64, string)) {
-	for i := 1; i < len(l); i++ {
-		for j := i; j > 0; j-- {
-			vj, aj := key(l[j])
-			vp, ap := key(l[j-1])
-			if vj > vp || vj == vp && aj < ap {
-				l[j], l[j-1] = l[j-1], l[j]
-				continue
-			}
-			break
-		}
-	}
 }
 
 var onchainTokenSymbolsSQL = sqlfiles.MustRead("onchain/token_symbols.sql")
@@ -126,6 +129,18 @@ func (q *Queries) tokenSymbols(ctx context.Context, chain string, toks []string)
 	if len(toks) == 0 {
 		return out, nil
 	}
+	if v, ok := q.ext.Load(sideKey{}); ok {
+		if m := v.(*legsState).syms.Load(); m != nil {
+			for _, t := range toks {
+				if s, ok := (*m)[[2]string{chain, t}]; ok {
+					out[t] = s
+				}
+			}
+			return out, nil
+		}
+	}
+	ctx, cancel := q.ctx(ctx)
+	defer cancel()
 	rows, err := q.db.QueryContext(ctx, onchainTokenSymbolsSQL, chain, csv(toks))
 	if err != nil {
 		return nil, wrap(ctx, "onchain token symbols", err)

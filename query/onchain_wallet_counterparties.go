@@ -24,14 +24,27 @@ type Counterparty struct {
 	LastTS     string  `json:"last_ts" doc:"last transfer in the window, ISO-8601 UTC"`
 }
 
-// OnchainWalletCounterparties ranks a wallet's counterparties by USD volume.
+// OnchainWalletCounterparties ranks a wallet's counterparties by USD volume, from the Go
+// per-wallet index (wallet_counterparties.sql when the index cannot sum the wallet
+// exactly in int64).
 func (q *Queries) OnchainWalletCounterparties(ctx context.Context, chain, address, window string, limit int) ([]Counterparty, error) {
 	if err := q.onchainLegs(ctx); err != nil {
 		return nil, err
 	}
+	since, until := windowBounds(q.Now(), window)
+	if x := q.walletIndex(); x != nil {
+		if items, ok := x.counterparties(chain, address, since, until, limit); ok {
+			return q.labelCounterparties(items), nil
+		}
+	}
+	return q.onchainWalletCounterpartiesSQL(ctx, chain, address, since, until, limit)
+}
+
+// onchainWalletCounterpartiesSQL is OnchainWalletCounterparties by
+// wallet_counterparties.sql.
+func (q *Queries) onchainWalletCounterpartiesSQL(ctx context.Context, chain, address string, since, until int64, limit int) ([]Counterparty, error) {
 	ctx, cancel := q.ctx(ctx)
 	defer cancel()
-	since, until := windowBounds(q.Now(), window)
 	rows, err := q.db.QueryContext(ctx, onchainWalletCounterpartiesSQL, chain, address, since, until, limit)
 	if err != nil {
 		return nil, wrap(ctx, "onchain wallet counterparties", err)
@@ -52,6 +65,11 @@ func (q *Queries) OnchainWalletCounterparties(ctx context.Context, chain, addres
 	if err := rows.Err(); err != nil {
 		return nil, wrap(ctx, "onchain wallet counterparties", err)
 	}
+	return q.labelCounterparties(items), nil
+}
+
+// labelCounterparties adds the cascade labels from the in-memory map.
+func (q *Queries) labelCounterparties(items []Counterparty) []Counterparty {
 	labels := q.legsLabels()
 	for i := range items {
 		if l, ok := labels[items[i].Address]; ok {
@@ -59,5 +77,5 @@ func (q *Queries) OnchainWalletCounterparties(ctx context.Context, chain, addres
 			items[i].Label, items[i].WalletType = &e, &wt
 		}
 	}
-	return items, nil
+	return items
 }

@@ -42,8 +42,12 @@ d AS (
            count(*) AS a_n, 0 AS b_n
     FROM sides WHERE w = $2 AND other = $3
 )
-SELECT 'c', key, a_usd::DOUBLE, b_usd::DOUBLE, a_n, b_n FROM cp
-UNION ALL
-SELECT 't', key, a_usd::DOUBLE, b_usd::DOUBLE, a_n, b_n FROM tk
-UNION ALL
-SELECT kind, key, a_usd::DOUBLE, b_usd::DOUBLE, a_n, b_n FROM d;
+-- Each list in its rank order (exact DECIMAL sums), so the caller keeps the order.
+SELECT kind, key, a_usd::DOUBLE, b_usd::DOUBLE, a_n, b_n FROM (
+    SELECT 'c' AS kind, key, a_usd, b_usd, a_n, b_n FROM cp
+    UNION ALL
+    SELECT 't', key, a_usd, b_usd, a_n, b_n FROM tk
+    UNION ALL
+    SELECT kind, key, a_usd, b_usd, a_n, b_n FROM d
+)
+ORDER BY kind, a_usd + b_usd DESC, key;
