@@ -18,7 +18,8 @@ import (
 // (MDQ_BENCH_LAKE; it writes the two derived tables there): a full build, the
 // incremental refresh after one more hour completes (the newest date's partition and
 // today's labels rewritten), a refresh with nothing due, and beside them the same SQL
-// of an incremental refresh run directly in DuckDB (rows drained, no Parquet written).
+// of an incremental refresh run directly in DuckDB (rows drained, no Parquet written;
+// the publication has DuckDB write them to Parquet, lake.CopyQuery).
 //
 //	MDQ_BENCH_LAKE=/tmp/pdx-medium go test ./handlers -run '^$' -bench PerpdexCohortsRebuild -benchtime 3x
 func BenchmarkPerpdexCohortsRebuild(b *testing.B) {
@@ -84,6 +85,7 @@ func BenchmarkPerpdexCohortsRebuild(b *testing.B) {
 	}
 	last := end.Add(-time.Hour).Truncate(time.Hour)
 	dayStart := last.Truncate(24 * time.Hour)
+	hourly, current := query.PerpdexCohortStatements()
 	b.Run("duckdb_direct", func(b *testing.B) {
 		for b.Loop() {
 			for _, s := range []string{"perpdex/cohort_flows.sql", "perpdex/cohort_third_fill.sql"} {
@@ -91,9 +93,8 @@ func BenchmarkPerpdexCohortsRebuild(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			pdDrain(b, q, sqlfiles.MustRead("perpdex/cohort_labels.sql"), dayStart, last)
-			pdDrain(b, q, sqlfiles.MustRead("perpdex/cohort_style.sql"), snap)
-			pdDrain(b, q, sqlfiles.MustRead("perpdex/cohort_labels.sql"), snap, snap)
+			pdDrain(b, q, hourly.SQL, append([]any{dayStart, last}, hourly.Args...)...)
+			pdDrain(b, q, current.SQL, append([]any{snap, snap}, current.Args...)...)
 		}
 	})
 }

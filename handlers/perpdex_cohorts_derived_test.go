@@ -1,15 +1,21 @@
 package handlers_test
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"math"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"mdq/cmd/mdq/cli"
 	"mdq/handlers"
 	"mdq/internal/testlake"
 	"mdq/lake"
@@ -506,5 +512,148 @@ func TestPerpdexCohortsBandEdges(t *testing.T) {
 	sort.Strings(keys)
 	if len(keys) != 3 || keys[0] != at(9, 0).Format(time.RFC3339) || keys[2] != at(11, 0).Format(time.RFC3339) {
 		t.Errorf("published hours %v, want 09:00 to 11:00 (12:00 in progress)", keys)
+	}
+}
+
+// TestPerpdexCohortsRequestNeverWaitsForPublication: on a lake that holds labels, a
+// request in an hour whose labels are due is answered at once from what the lake holds
+// (the due hour still on today's labels) while the publication it set off runs in the
+// background, even when that publication cannot proceed; once it lands, the next
+// request reads the new hour's point-in-time labels and both tables equal the oracle.
+func TestPerpdexCohortsRequestNeverWaitsForPublication(t *testing.T) {
+	ctx := context.Background()
+	dir := testlake.Copy(t)
+	for _, p := range []string{"perpdex/cohorts_hourly", "perpdex/cohorts_current"} {
+		if err := os.RemoveAll(filepath.Join(dir, p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := testlake.Now()
+	due := now.Add(-time.Hour) // published by a store at now, not by one an hour earlier
+	open := func(at time.Time) *query.Queries {
+		q, err := query.Open(ctx, dir, query.Options{Now: func() time.Time { return at }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { q.Close() })
+		return q
+	}
+	if b, err := open(due).RebuildPerpdexCohorts(ctx, false); err != nil || !b.LastHour.Equal(due.Add(-time.Hour)) {
+		t.Fatalf("publication an hour earlier: %+v %v", b, err)
+	}
+	q := open(now)
+	h := (&handlers.API{Q: q}).Handler()
+	// basis returns the label basis of each coin's row of hour at on the size axis.
+	basis := func(at time.Time) map[string]bool {
+		var page query.CohortsPage
+		pdGetJSON(t, h, "/v1/perpdex/cohorts?limit=5000&start="+at.Format(time.RFC3339)+"&end="+at.Add(time.Minute).Format(time.RFC3339), &page)
+		out := map[string]bool{}
+		for _, r := range page.Rows {
+			if strings.HasPrefix(r.TS, at.Format("2006-01-02T15:04:05")) {
+				out[r.LabelBasis] = true
+			}
+		}
+		return out
+	}
+	published := func() (hour, computed time.Time) {
+		t.Helper()
+		if err := q.DB().QueryRowContext(ctx, "SELECT (SELECT max(hour_ts) FROM perpdex_cohorts_hourly), (SELECT max(computed_at) FROM perpdex_cohorts_current)").Scan(&hour, &computed); err != nil {
+			t.Fatal(err)
+		}
+		return hour.UTC(), computed.UTC()
+	}
+
+	// Hold every publication on this lake. Were the request to wait for its own, the
+	// watchdog would free it after a minute and the test fail.
+	var once sync.Once
+	hold := query.HoldPerpdexCohorts(dir)
+	release := func() { once.Do(hold) }
+	defer release()
+	var waited atomic.Bool
+	watchdog := time.AfterFunc(time.Minute, func() { waited.Store(true); release() })
+	before := basis(due)
+	if !watchdog.Stop() || waited.Load() {
+		t.Fatal("a request waited for the cohort publication")
+	}
+	if before["point_in_time"] || !before["current"] {
+		t.Fatalf("hour %s before its publication: label bases %v, want today's labels only", due, before)
+	}
+	if prev := basis(due.Add(-time.Hour)); !prev["point_in_time"] {
+		t.Fatalf("the published hour before: label bases %v", prev)
+	}
+	if hour, computed := published(); !hour.Equal(due.Add(-time.Hour)) || computed.After(due) {
+		t.Fatalf("published while held: hour %s, today's labels from %s", hour, computed)
+	}
+
+	// Free the publication and wait (bounded) for the one the request started.
+	release()
+	select {
+	case <-q.PerpdexCohortsIdle():
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the background publication did not finish")
+	}
+	if hour, computed := published(); !hour.Equal(due) || !computed.Equal(now) {
+		t.Fatalf("after the background publication: hour %s, today's labels from %s", hour, computed)
+	}
+	if after := basis(due); !after["point_in_time"] {
+		t.Fatalf("hour %s after its publication: label bases %v", due, after)
+	}
+	pdCompareCohorts(t, q, now)
+}
+
+// TestPerpdexCohortsPublishedByDemo: `mdq demo` leaves a complete lake: both cohort
+// tables are published at the demo's end, so a store at that clock has nothing left
+// to publish, and they equal the oracle.
+func TestPerpdexCohortsPublishedByDemo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates a tiny lake")
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	args := []string{"demo", "--data", dir, "--scale", "tiny", "--seed", strconv.Itoa(testlake.Seed), "--end", testlake.End.Format(time.RFC3339)}
+	if code := cli.Do(args, strings.NewReader(""), &out, &errb, "test"); code != 0 {
+		t.Fatalf("mdq demo: exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(out.String(), "perpdex cohorts: ") {
+		t.Errorf("mdq demo output does not report the cohort publication: %s", out.String())
+	}
+	q, err := query.Open(ctx, dir, query.Options{Now: testlake.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	if b, err := q.RebuildPerpdexCohorts(ctx, false); err != nil || len(b.HourlyDates) != 0 || b.CurrentBuilt {
+		t.Fatalf("after mdq demo a publication still wrote %+v (%v)", b, err)
+	}
+	pdCompareCohorts(t, q, testlake.Now())
+	// Every file has exactly the registry's columns and types (docs/DATA.md).
+	for _, tb := range []*lake.Table{lake.PerpdexCohortsHourly, lake.PerpdexCohortsCurrent} {
+		files, _ := tb.Files(dir)
+		if len(files) == 0 {
+			t.Fatalf("%s: no file", tb.Name)
+		}
+		var want []string
+		for _, c := range tb.Columns {
+			want = append(want, c.Name+" "+c.Type)
+		}
+		for _, f := range files {
+			var got []string
+			rows, err := q.DB().QueryContext(ctx, "SELECT column_name || ' ' || column_type FROM (DESCRIBE SELECT * FROM read_parquet($1, hive_partitioning = false))", f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for rows.Next() {
+				var c string
+				if err := rows.Scan(&c); err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, c)
+			}
+			rows.Close()
+			if strings.Join(got, ", ") != strings.Join(want, ", ") {
+				t.Fatalf("%s: columns %v, registry %v", f, got, want)
+			}
+		}
 	}
 }

@@ -1,7 +1,9 @@
 package lake
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -33,16 +35,53 @@ checks it against the registry and another checks every Parquet file's real sche
 against it.
 `
 
+// docAreas is the order of the areas in docs/DATA.md, with their headings.
+var docAreas = []string{"predmkt", "perpdex", "onchain"}
+
+var areaTitles = map[string]string{"predmkt": "Prediction market", "perpdex": "Perpetuals venue", "onchain": "On-chain"}
+
+// docOrder groups the tables by area in docAreas order (an unknown area last, by
+// name), raw tables before derived ones, registration order otherwise: tables of one
+// area are registered from several files (tables_<area>_derived.go, ...), so
+// registration order alone would print an area's heading twice.
+func docOrder(tables []*Table) []*Table {
+	rank := func(t *Table) int {
+		for i, a := range docAreas {
+			if a == t.Area {
+				return i
+			}
+		}
+		return len(docAreas)
+	}
+	out := slices.Clone(tables)
+	slices.SortStableFunc(out, func(a, b *Table) int {
+		if c := cmp.Compare(rank(a), rank(b)); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.Area, b.Area); c != 0 {
+			return c
+		}
+		return cmp.Compare(b2i(a.Derived), b2i(b.Derived))
+	})
+	return out
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // DataDoc renders docs/DATA.md from the registry.
 func DataDoc() string {
 	var b strings.Builder
 	b.WriteString(dataDocIntro)
 	area := ""
-	titles := map[string]string{"predmkt": "Prediction market", "perpdex": "Perpetuals venue", "onchain": "On-chain"}
-	for _, t := range Tables() {
+	for _, t := range docOrder(Tables()) {
 		if t.Area != area {
 			area = t.Area
-			fmt.Fprintf(&b, "\n## %s\n", titles[area])
+			fmt.Fprintf(&b, "\n## %s\n", areaTitles[area])
 		}
 		fmt.Fprintf(&b, "\n### %s\n\n%s\n\n", t.Name, t.Doc)
 		fmt.Fprintf(&b, "- path: `%s`\n", t.Glob())

@@ -111,8 +111,73 @@ func (w *Writer) Write(ctx context.Context, t *Table, partVals []string, fill fu
 		return 0, fmt.Errorf("write %s: %w", rel, err)
 	}
 
-	// Copy sorted to a temporary file beside the target, then make it durable and
-	// rename it into place. The temporary name does not match any table glob.
+	sel := "SELECT * FROM " + stage + orderBy(t)
+	if _, err := copyAtomic(ctx, conn, t, final, sel, nil, true); err != nil {
+		return 0, fmt.Errorf("write %s: %w", rel, err)
+	}
+	return n, nil
+}
+
+// Execer runs a statement: *sql.DB, *sql.Conn and *sql.Tx are Execers.
+type Execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// CopyQuery replaces one partition file of t under root with the rows of query, run
+// with the bound args by the DuckDB behind db and written by it straight to Parquet:
+// no row passes through Go. The layout and guarantees are Writer.Write's: the file is
+// sorted by t.SortBy with t's row groups and compression, written to a hidden temporary
+// file beside the target, fsynced and renamed into place, so a reader sees the old or
+// the new file and a failed or cancelled copy leaves the old one (or none) and no
+// temporary file. The query must return every column of t by name; each is cast to its
+// registered type and written in registry order (other columns are dropped), so the
+// file's schema is the registry's whatever types the query's expressions have. A query
+// with no row writes nothing and keeps the previous file: a derived partition is only
+// ever replaced by data. It returns the rows written.
+//
+// query and args come from the caller's embedded SQL; the only text spliced in here is
+// the registry's own identifiers and the temporary path (quoted), as in Write.
+func CopyQuery(ctx context.Context, db Execer, root string, t *Table, partVals []string, query string, args ...any) (int64, error) {
+	rel, err := t.Path(partVals...)
+	if err != nil {
+		return 0, err
+	}
+	final := filepath.Join(root, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
+		return 0, err
+	}
+	cols := make([]string, len(t.Columns))
+	for i, c := range t.Columns {
+		cols[i] = "CAST(q." + quoteIdent(c.Name) + " AS " + c.Type + ") AS " + quoteIdent(c.Name)
+	}
+	// The query is closed on its own line so that a trailing comment cannot swallow
+	// the parenthesis; a trailing semicolon would end the statement early.
+	query = strings.TrimRight(strings.TrimSpace(query), ";")
+	sel := "SELECT " + strings.Join(cols, ", ") + " FROM (\n" + query + "\n) q" + orderBy(t)
+	n, err := copyAtomic(ctx, db, t, final, sel, args, false)
+	if err != nil {
+		return 0, fmt.Errorf("write %s: %w", rel, err)
+	}
+	return n, nil
+}
+
+// orderBy is the ORDER BY clause of t's sort key ("" when it has none).
+func orderBy(t *Table) string {
+	if len(t.SortBy) == 0 {
+		return ""
+	}
+	q := make([]string, len(t.SortBy))
+	for i, s := range t.SortBy {
+		q[i] = quoteIdent(s)
+	}
+	return " ORDER BY " + strings.Join(q, ", ")
+}
+
+// copyAtomic copies the rows of sel (bound args) sorted to a temporary file beside
+// final, makes it durable and renames it into place; with keepEmpty false a result
+// without rows is discarded and final left as it was. It returns the rows copied.
+func copyAtomic(ctx context.Context, db Execer, t *Table, final, sel string, args []any, keepEmpty bool) (int64, error) {
+	// The temporary name starts with a dot and does not match any table glob.
 	tmp, err := os.CreateTemp(filepath.Dir(final), "."+filepath.Base(final)+".tmp-*")
 	if err != nil {
 		return 0, err
@@ -129,20 +194,22 @@ func (w *Writer) Write(ctx context.Context, t *Table, partVals []string, fill fu
 	if rg <= 0 {
 		rg = DefaultRowGroup
 	}
-	orderBy := ""
-	if len(t.SortBy) > 0 {
-		q := make([]string, len(t.SortBy))
-		for i, s := range t.SortBy {
-			q[i] = quoteIdent(s)
-		}
-		orderBy = " ORDER BY " + strings.Join(q, ", ")
-	}
 	// COPY takes no bound parameter for its target; the path is generated here from
 	// the registry and a temp-file name, never from request input, and is quoted.
-	copySQL := fmt.Sprintf("COPY (SELECT * FROM %s%s) TO %s (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE %d)",
-		stage, orderBy, quoteString(tmpName), rg)
-	if _, err := conn.ExecContext(ctx, copySQL); err != nil {
-		return 0, fmt.Errorf("write %s: %w", rel, err)
+	// USE_TMP_FILE false: the target is already our own temporary file, and DuckDB's
+	// own staging file (tmp_<name>, not hidden) would be left behind by a crash.
+	copySQL := fmt.Sprintf("COPY (%s) TO %s (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE %d, USE_TMP_FILE false)",
+		sel, quoteString(tmpName), rg)
+	res, err := db.ExecContext(ctx, copySQL, args...)
+	if err != nil {
+		return 0, err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, err
+	}
+	if n == 0 && !keepEmpty {
+		return 0, nil
 	}
 	if err := syncFile(tmpName); err != nil {
 		return 0, err

@@ -1,6 +1,10 @@
 package query
 
-import "math"
+import (
+	"math"
+	"strconv"
+	"strings"
+)
 
 // The cohort band tables. mdq owns them: the labels in perpdex_cohorts_hourly and
 // perpdex_cohorts_current are computed with these (query/perpdex_cohorts_derived.go),
@@ -54,54 +58,96 @@ var PerpdexPnlBands = []PnlBand{
 // snapshot, or no capital put in (no multiple to take).
 var PerpdexPnlUnknown = CohortBand{"unknown", "unknown"}
 
-// PerpdexSizeCohort returns the size band of an account value.
-func PerpdexSizeCohort(accountValue float64) CohortBand {
-	for _, b := range PerpdexSizeBands {
-		if accountValue >= b.Floor {
-			return b.CohortBand
-		}
-	}
-	return PerpdexSizeBands[len(PerpdexSizeBands)-1].CohortBand
-}
-
-// PerpdexPnlCohort returns the pnl band. PnL is the account value minus the net capital
-// flow in; both it and the capital are compared in integer micro-USD (the account
-// value rounded to the micro-dollar, ledger sums in cents), so a band edge is exact.
-func PerpdexPnlCohort(threeFills bool, capitalCents, netInCents int64, accountValue float64) CohortBand {
-	if !threeFills || capitalCents <= 0 {
-		return PerpdexPnlUnknown
-	}
-	capital := capitalCents * 10_000
-	pnl2 := 2 * (int64(math.Round(accountValue*1e6)) - netInCents*10_000)
-	for _, b := range PerpdexPnlBands {
-		floor := b.Half2 * capital
-		if b.Any || pnl2 > floor || (!b.Strict && pnl2 == floor) {
-			return b.CohortBand
-		}
-	}
-	return PerpdexPnlUnknown
-}
-
 // Style tags from the mean holding time of a wallet's completed trades.
 const (
 	PerpdexScalperMaxHold = 3_600_000_000      // microseconds: below one hour is a scalper
 	PerpdexSwingMaxHold   = 12 * 3_600_000_000 // below twelve hours a swing trader; position otherwise
 )
 
-// PerpdexStyleCohort returns the style tag of trades completed trades held heldUs
-// microseconds in total; "" (NULL) without a completed trade. The mean is compared
-// exactly: heldUs < trades x bound.
-func PerpdexStyleCohort(trades, heldUs int64) string {
-	switch {
-	case trades <= 0:
-		return ""
-	case heldUs < trades*PerpdexScalperMaxHold:
-		return "scalper"
-	case heldUs < trades*PerpdexSwingMaxHold:
-		return "swing"
-	default:
-		return "position"
+// StyleBand is one style tag: a wallet is in the first band whose bound its mean
+// holding time is strictly below; MaxHoldUs 0 marks the last band (everything else).
+type StyleBand struct {
+	Tag       string
+	MaxHoldUs int64
+}
+
+// PerpdexStyleBands tag a wallet by the mean holding time of its completed trades; a
+// wallet without a completed trade has no tag (NULL).
+var PerpdexStyleBands = []StyleBand{
+	{"scalper", PerpdexScalperMaxHold},
+	{"swing", PerpdexSwingMaxHold},
+	{"position", 0},
+}
+
+// The labels are computed in DuckDB (sql/perpdex/cohort_*.sql) so that a partition is
+// written straight to Parquet, but the bands stay defined here only: the SQL holds
+// markers that are replaced, once at start, by CASE expressions built from the tables
+// above out of placeholders, every floor, flag and slug bound as a parameter. Changing
+// a band changes the bound values (or the number of WHEN branches), never SQL text
+// written by hand.
+
+// sqlBinder numbers the placeholders of a generated expression from first on and
+// collects the values bound to them.
+type sqlBinder struct {
+	first int
+	args  []any
+}
+
+// bind returns the next placeholder, cast to typ (a constant of this file), for v.
+func (b *sqlBinder) bind(v any, typ string) string {
+	b.args = append(b.args, v)
+	return "$" + strconv.Itoa(b.first+len(b.args)-1) + "::" + typ
+}
+
+// perpdexSizeSQL is the size band of account_value: the first band whose floor it
+// reaches, the last band when none does.
+func perpdexSizeSQL(b *sqlBinder) string {
+	var s strings.Builder
+	s.WriteString("CASE")
+	for _, band := range PerpdexSizeBands {
+		s.WriteString(" WHEN account_value >= " + b.bind(band.Floor, "DOUBLE") + " THEN " + b.bind(band.Slug, "VARCHAR"))
 	}
+	s.WriteString(" ELSE " + b.bind(PerpdexSizeBands[len(PerpdexSizeBands)-1].Slug, "VARCHAR") + " END")
+	return s.String()
+}
+
+// perpdexPnlSQL is the pnl band (its slug, or with tag its display tag) from
+// three_fills, capital and pnl2 (micro-USD, pnl doubled): unknown under three fills or
+// without capital, else the first band with Any, or pnl2 above Half2 x capital, or
+// equal to it when the band is not Strict.
+func perpdexPnlSQL(b *sqlBinder, tag bool) string {
+	name := func(c CohortBand) string {
+		if tag {
+			return b.bind(c.Tag, "VARCHAR")
+		}
+		return b.bind(c.Slug, "VARCHAR")
+	}
+	var s strings.Builder
+	s.WriteString("CASE WHEN NOT three_fills OR capital <= 0 THEN " + name(PerpdexPnlUnknown))
+	for _, band := range PerpdexPnlBands {
+		h := b.bind(band.Half2, "BIGINT")
+		s.WriteString(" WHEN " + b.bind(band.Any, "BOOLEAN") + " OR pnl2 > " + h + " * capital OR (NOT " +
+			b.bind(band.Strict, "BOOLEAN") + " AND pnl2 = " + h + " * capital) THEN " + name(band.CohortBand))
+	}
+	s.WriteString(" ELSE " + name(PerpdexPnlUnknown) + " END")
+	return s.String()
+}
+
+// perpdexStyleSQL is the style tag from s.trades completed trades held s.held_us
+// microseconds in total: the first band with held_us < trades x MaxHoldUs (exact in
+// integers), the last band otherwise; NULL without a completed trade.
+func perpdexStyleSQL(b *sqlBinder) string {
+	var s strings.Builder
+	s.WriteString("CASE")
+	for _, band := range PerpdexStyleBands {
+		s.WriteString(" WHEN s.trades > 0")
+		if band.MaxHoldUs > 0 {
+			s.WriteString(" AND s.held_us < s.trades * " + b.bind(band.MaxHoldUs, "BIGINT"))
+		}
+		s.WriteString(" THEN " + b.bind(band.Tag, "VARCHAR"))
+	}
+	s.WriteString(" END")
+	return s.String()
 }
 
 // PerpdexCohortSlugs lists the accepted cohort slugs of an axis (size, pnl or the

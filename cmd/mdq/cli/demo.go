@@ -39,10 +39,18 @@ func newDemoCmd(cfg *Config) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// The derived cohort tables, at the demo's end as the store clock (the labels
+			// depend only on the lake and the end), so that no serve or query has to
+			// build them first.
+			c, err := publishCohorts(cmd.Context(), cfg.Data, func() time.Time { return m.End })
+			if err != nil {
+				return fmt.Errorf("perpdex cohort labels: %w", err)
+			}
 			size, _ := dirSize(cfg.Data)
 			fmt.Fprintf(cmd.OutOrStdout(), "demo lake (%s, seed %d) %s to %s written to %s: %.1f MB in %s\n",
 				m.Scale, m.Seed, m.Start.Format(time.RFC3339), m.End.Format(time.RFC3339), cfg.Data,
 				float64(size)/1e6, time.Since(start).Round(100*time.Millisecond))
+			fmt.Fprintln(cmd.OutOrStdout(), c)
 			return nil
 		},
 	}

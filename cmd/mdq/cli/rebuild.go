@@ -44,18 +44,39 @@ func newRebuildCmd(cfg *Config) *cobra.Command {
 			fmt.Fprintf(cmd.OutOrStdout(), "predmkt board for %s: %d wallets (%d rows over all categories) in %s\n",
 				b.Hour.Format(time.RFC3339), len(b.Cats["all"]), b.Rows(), time.Since(start).Round(time.Millisecond))
 			// Perpetuals cohort labels: only what is not yet published (see RebuildPerpdexCohorts).
-			start = time.Now()
-			c, err := q.RebuildPerpdexCohorts(cmd.Context(), false)
+			c, err := rebuildCohorts(cmd.Context(), q)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "perpdex cohorts: %d hourly rows in %d date partitions (through %s), today's labels %d rows, in %s\n",
-				c.HourlyRows, len(c.HourlyDates), c.LastHour.Format(time.RFC3339), c.CurrentRows, time.Since(start).Round(time.Millisecond))
+			fmt.Fprintln(cmd.OutOrStdout(), c)
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&clock, "clock", "", "build for this RFC3339 time instead of now (as serve --clock)")
 	return cmd
+}
+
+// rebuildCohorts publishes the perpetuals cohort labels not yet published, waiting for
+// them, and describes what it wrote.
+func rebuildCohorts(ctx context.Context, q *query.Queries) (string, error) {
+	start := time.Now()
+	c, err := q.RebuildPerpdexCohorts(ctx, false)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("perpdex cohorts: %d hourly rows in %d date partitions (through %s), today's labels %d rows, in %s",
+		c.HourlyRows, len(c.HourlyDates), c.LastHour.Format(time.RFC3339), c.CurrentRows, time.Since(start).Round(time.Millisecond)), nil
+}
+
+// publishCohorts opens the lake at dir with the clock now and publishes its cohort
+// labels (mdq demo, at the end of generation).
+func publishCohorts(ctx context.Context, dir string, now func() time.Time) (string, error) {
+	q, err := query.Open(ctx, dir, query.Options{Now: now})
+	if err != nil {
+		return "", err
+	}
+	defer q.Close()
+	return rebuildCohorts(ctx, q)
 }
 
 // boardRefresher keeps the hourly boards current in a running server: it builds (or
