@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"mdq/handlers"
 	"mdq/internal/testlake"
 	"mdq/query"
 	sqlfiles "mdq/sql"
@@ -43,7 +42,7 @@ func pdBenchStoreClock(b *testing.B) (*query.Queries, http.Handler, func(time.Ti
 	if err := q.PerpdexRefreshDerived(context.Background()); err != nil {
 		b.Fatal(err)
 	}
-	return q, (&handlers.API{Q: q}).Handler(), func(t time.Time) { clock.Store(t.UnixNano()) }
+	return q, benchAPI(q).Handler(), func(t time.Time) { clock.Store(t.UnixNano()) }
 }
 
 func pdDrain(b *testing.B, q *query.Queries, sqlText string, args ...any) {

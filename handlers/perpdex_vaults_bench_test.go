@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"mdq/handlers"
 	"mdq/internal/testlake"
 	"mdq/query"
 	sqlfiles "mdq/sql"
@@ -21,7 +20,7 @@ func BenchmarkPerpdexVaults(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { q.Close() })
-	h := (&handlers.API{Q: q}).Handler()
+	h := benchAPI(q).Handler()
 	var vault string
 	if err := q.DB().QueryRowContext(context.Background(), "SELECT min(vault) FROM perpdex_vaults").Scan(&vault); err != nil {
 		b.Fatal(err)

@@ -3,6 +3,8 @@ package handlers_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -41,7 +43,13 @@ func pmBenchStore(b *testing.B) (*query.Queries, http.Handler) {
 	if err := q.WarmPredmkt(context.Background()); err != nil {
 		b.Fatal(err)
 	}
-	return q, (&handlers.API{Q: q}).Handler()
+	return q, benchAPI(q).Handler()
+}
+
+// benchAPI is the API as a server runs it, its access log formatted as in production
+// but discarded: a terminal in the loop would time the terminal.
+func benchAPI(q *query.Queries) *handlers.API {
+	return &handlers.API{Q: q, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
 }
 
 // p99 runs f b.N times and reports the median and 99th-percentile latencies in ms and
@@ -213,40 +221,18 @@ func BenchmarkPredmktOrderbook(b *testing.B) {
 // BenchmarkPredmktSmartMoney: flows and mispricings over 24 hours. The SQL is the
 // route's aggregate (smart_money_flows.sql or smart_money_buys.sql over every date
 // partition) followed by mids.sql for the tokens it names.
-func BenchmarkPredmktSmartMoney(b *testing.B) {
-	q, h := pmBenchStore(b)
-	now := testlake.BenchNow(b).UnixMilli()
-	httpGet(b, h, "/v1/predmkt/smart_money?hours=24&limit=20&mode=flows")
-	flows, buys, mids := sqlfiles.MustRead("predmkt/smart_money_flows.sql"), sqlfiles.MustRead("predmkt/smart_money_buys.sql"),
-		sqlfiles.MustRead("predmkt/mids.sql")
-	i := 0
-	b.Run("http", func(b *testing.B) {
-		p99(b, func() {
-			mode := []string{"flows", "mispricings"}[i%2]
-			i++
-			httpGet(b, h, "/v1/predmkt/smart_money?hours=24&limit=20&mode="+mode)
-		})
-	})
-	b.Run("sql", func(b *testing.B) {
-		p99(b, func() {
-			text, col := flows, 8
-			if i%2 == 1 {
-				text, col = buys, 4
-			}
-			i++
-			toks := sqlTokens(b, q, text, col, "all", now-86_400_000, now, "0001-01-01", "9999-12-31")
-			sqlRun(b, q, mids, strings.Join(toks, ","), now)
-		})
-	})
-}
+func BenchmarkPredmktSmartMoney(b *testing.B) { benchSmartMoney(b, 24) }
 
-// BenchmarkPredmktSmartMoney720h: flows and mispricings over the longest window SPEC
-// allows (hours=720), where the route walks every cohort fill of 30 days. The SQL is as
-// in BenchmarkPredmktSmartMoney, over the same 720 hours.
-func BenchmarkPredmktSmartMoney720h(b *testing.B) {
+// BenchmarkPredmktSmartMoney720h: the same over the longest window SPEC allows
+// (hours=720), where the route walks every cohort fill of 30 days.
+func BenchmarkPredmktSmartMoney720h(b *testing.B) { benchSmartMoney(b, 720) }
+
+// benchSmartMoney alternates the two modes over the given window, beside the same SQL.
+func benchSmartMoney(b *testing.B, hours int64) {
 	q, h := pmBenchStore(b)
 	now := testlake.BenchNow(b).UnixMilli()
-	httpGet(b, h, "/v1/predmkt/smart_money?hours=720&limit=20&mode=flows")
+	route := fmt.Sprintf("/v1/predmkt/smart_money?hours=%d&limit=20&mode=", hours)
+	httpGet(b, h, route+"flows")
 	flows, buys, mids := sqlfiles.MustRead("predmkt/smart_money_flows.sql"), sqlfiles.MustRead("predmkt/smart_money_buys.sql"),
 		sqlfiles.MustRead("predmkt/mids.sql")
 	i := 0
@@ -254,7 +240,7 @@ func BenchmarkPredmktSmartMoney720h(b *testing.B) {
 		p99(b, func() {
 			mode := []string{"flows", "mispricings"}[i%2]
 			i++
-			httpGet(b, h, "/v1/predmkt/smart_money?hours=720&limit=20&mode="+mode)
+			httpGet(b, h, route+mode)
 		})
 	})
 	b.Run("sql", func(b *testing.B) {
@@ -264,7 +250,7 @@ func BenchmarkPredmktSmartMoney720h(b *testing.B) {
 				text, col = buys, 4
 			}
 			i++
-			toks := sqlTokens(b, q, text, col, "all", now-720*3_600_000, now, "0001-01-01", "9999-12-31")
+			toks := sqlTokens(b, q, text, col, "all", now-hours*3_600_000, now, "0001-01-01", "9999-12-31")
 			sqlRun(b, q, mids, strings.Join(toks, ","), now)
 		})
 	})

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"mdq/handlers"
 	"mdq/internal/testlake"
 	"mdq/query"
 	sqlfiles "mdq/sql"
@@ -29,7 +28,7 @@ func BenchmarkPredmktCategories(b *testing.B) {
 	if _, err := q.PredmktBoard(context.Background()); err != nil {
 		b.Fatal(err)
 	}
-	h := (&handlers.API{Q: q}).Handler()
+	h := benchAPI(q).Handler()
 	ms := now.UnixMilli()
 	b.Run("http_categories", func(b *testing.B) { p99(b, func() { httpGet(b, h, "/v1/predmkt/categories") }) })
 	b.Run("sql_categories", func(b *testing.B) {
