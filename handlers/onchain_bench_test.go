@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"mdq/handlers"
 	"mdq/internal/testlake"
 	"mdq/query"
 	sqlfiles "mdq/sql"
@@ -38,7 +37,7 @@ func ocBenchStore(b *testing.B) *ocBench {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { q.Close() })
-	s := &ocBench{q: q, h: (&handlers.API{Q: q}).Handler(), now: now,
+	s := &ocBench{q: q, h: benchAPI(q).Handler(), now: now,
 		us: func(d time.Duration) int64 { return now.Add(-d).UnixMicro() }}
 	ctx := context.Background()
 	if err := q.DB().QueryRowContext(ctx, `SELECT token_address FROM onchain_transfers WHERE chain = 'ethereum'

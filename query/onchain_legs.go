@@ -40,6 +40,7 @@ type legsState struct {
 	labels atomic.Pointer[map[string]Label]     // the cascade of onchain_labels_mem, in Go
 	index  atomic.Pointer[ocIndex]              // the Go per-wallet index of the legs
 	syms   atomic.Pointer[map[[2]string]string] // side tables: (chain, token) -> symbol
+	bal    atomic.Pointer[ocBalIndex]           // side tables: the Go balances index
 	mu     sync.Mutex
 }
 

@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"database/sql"
+	"errors"
 
 	"mdq/lake"
 	sqlfiles "mdq/sql"
@@ -32,6 +33,7 @@ func (q *Queries) onchainSide(ctx context.Context) error {
 	st := v.(*legsState)
 	return st.ensure(ctx, q, "onchain side tables", []*lake.Table{lake.OnchainBalances, lake.OnchainPrices, lake.OnchainTokens},
 		func(bctx context.Context) error {
+			all := true
 			for _, t := range onchainSide {
 				files, err := t.src.Files(q.dir)
 				if err != nil {
@@ -42,6 +44,7 @@ func (q *Queries) onchainSide(ctx context.Context) error {
 					// No source view: drop any copy, so a query reading it fails as one
 					// reading the missing view did.
 					text = "DROP TABLE IF EXISTS " + t.table
+					all = false
 				}
 				if _, err := q.db.ExecContext(bctx, text); err != nil {
 					return wrap(bctx, "onchain side tables", err)
@@ -54,6 +57,21 @@ func (q *Queries) onchainSide(ctx context.Context) error {
 					st.syms.Store(syms)
 				}
 			}
+			// The balances index needs all three tables; without one the route runs
+			// its SQL, which fails as one reading the missing view did.
+			var bal *ocBalIndex
+			if all {
+				var err error
+				bal, err = q.buildBalanceIndex(bctx)
+				if errors.Is(err, errIndexUnfit) {
+					q.log.Warn("onchain balances index not built; balances use SQL", "err", err)
+					bal, err = nil, nil
+				}
+				if err != nil {
+					return err
+				}
+			}
+			st.bal.Store(bal)
 			return nil
 		})
 }
@@ -80,4 +98,24 @@ func (q *Queries) readSymbols(ctx context.Context, present bool) (*map[[2]string
 		out[[2]string{c, a}] = sym.String
 	}
 	return &out, wrap(ctx, "onchain side tables", rows.Err())
+}
+
+// balanceIndex is the Go balances index of the last side-table build, for a request that
+// has just called onchainSide; nil when none was built.
+func (q *Queries) balanceIndex() *ocBalIndex {
+	v, ok := q.ext.Load(sideKey{})
+	if !ok {
+		return nil
+	}
+	return v.(*legsState).bal.Load()
+}
+
+// symbols is the (chain, token) -> symbol map of the last side-table build; nil when
+// none was built or the lake has no token files.
+func (q *Queries) symbols() *map[[2]string]string {
+	v, ok := q.ext.Load(sideKey{})
+	if !ok {
+		return nil
+	}
+	return v.(*legsState).syms.Load()
 }

@@ -27,6 +27,15 @@ func (q *Queries) OnchainWalletBalances(ctx context.Context, chain, address stri
 	if err := q.onchainSide(ctx); err != nil {
 		return nil, err
 	}
+	if x := q.balanceIndex(); x != nil {
+		return x.balances(chain, address, micros(q.Now()), minUSD), nil
+	}
+	return q.onchainWalletBalancesSQL(ctx, chain, address, minUSD)
+}
+
+// onchainWalletBalancesSQL answers from wallet_balances.sql: the fallback when the Go
+// index is not built, and the baseline it is tested and benchmarked against.
+func (q *Queries) onchainWalletBalancesSQL(ctx context.Context, chain, address string, minUSD float64) ([]Balance, error) {
 	ctx, cancel := q.ctx(ctx)
 	defer cancel()
 	rows, err := q.db.QueryContext(ctx, onchainWalletBalancesSQL, chain, address, micros(q.Now()), minUSD)

@@ -60,6 +60,8 @@ type ocIndex struct {
 	tok []int32
 	fl  []uint8 // ocLegIn, ocLegSelf
 
+	tx *ocTxCols // transactions' columns; nil: that route runs its SQL
+
 	scratch sync.Pool // *ocScratch
 }
 
@@ -232,6 +234,9 @@ func (q *Queries) buildWalletIndex(ctx context.Context) (*ocIndex, error) {
 	for _, r := range null {
 		k := sort.Search(keys, func(k int) bool { return x.span[k+1] > int(r) })
 		x.exact[k] = false
+	}
+	if x.tx, err = q.readTxCols(ctx, n); err != nil {
+		return nil, err
 	}
 	return x, nil
 }

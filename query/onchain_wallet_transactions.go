@@ -59,15 +59,27 @@ func (q *Queries) OnchainWalletTransactions(ctx context.Context, p OnchainWallet
 	if err := q.onchainLegs(ctx); err != nil {
 		return nil, nil, err
 	}
+	now := q.Now()
+	since, until := micros(now.Add(-time.Duration(p.Days)*24*time.Hour)), micros(now)
+	if x, syms := q.walletIndex(), q.symbols(); x != nil && syms != nil {
+		if items, next, ok := x.transactions(p, since, until, *syms); ok {
+			return items, next, nil
+		}
+	}
+	return q.onchainWalletTransactionsSQL(ctx, p, since, until)
+}
+
+// onchainWalletTransactionsSQL answers from wallet_transactions.sql: the fallback when
+// the Go index cannot, and the baseline it is tested and benchmarked against.
+func (q *Queries) onchainWalletTransactionsSQL(ctx context.Context, p OnchainWalletTransactionsParams, since, until int64) ([]WalletTransaction, *TxCursor, error) {
 	ctx, cancel := q.ctx(ctx)
 	defer cancel()
-	now := q.Now()
 	var c TxCursor
 	if p.After != nil {
 		c = *p.After
 	}
 	rows, err := q.db.QueryContext(ctx, onchainWalletTransactionsSQL, p.Chain, p.Address,
-		micros(now.Add(-time.Duration(p.Days)*24*time.Hour)), micros(now), p.Token, p.MinUSD,
+		since, until, p.Token, p.MinUSD,
 		p.After != nil, c.BlockUS, c.LogIndex, c.TxHash, p.Limit+1)
 	if err != nil {
 		return nil, nil, wrap(ctx, "onchain wallet transactions", err)
