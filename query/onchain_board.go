@@ -2,93 +2,18 @@ package query
 
 import (
 	"context"
-	"sync"
 	"time"
 )
 
-// ocHourly caches one value per key (a chain and window) for the current board hour,
-// built in the background: when the hour turns, the previous hour's value is served
-// while the new one builds, so no request waits for an hourly rebuild. Only the first
-// request for a key (before OnchainWarm built it), one after the store sat idle for
-// more than an hour, or one after the lake's transfer or label files changed waits for
-// a build. A value is tied to the legs it was built from (their file signature).
-type ocHourly[T any] struct {
-	name    string // for the log
-	mu      sync.Mutex
-	cur     map[string]ocHourVal[T]
-	pending map[string]*ocHourBuild[T]
-}
-
-type ocHourVal[T any] struct {
-	at  time.Time
-	sig string
-	v   T
-}
-
-type ocHourBuild[T any] struct {
-	at   time.Time
-	sig  string
-	done chan struct{}
-	v    T
-	err  error
-}
-
-func newOcHourly[T any](name string) *ocHourly[T] {
-	return &ocHourly[T]{name: name, cur: map[string]ocHourVal[T]{}, pending: map[string]*ocHourBuild[T]{}}
+// newOcHourly is the on-chain boards' hourly cache: a value is tied to the legs it was
+// built from (their file signature), so a changed transfer or label file rebuilds it,
+// and one build is bounded like the legs' own.
+func newOcHourly[T any](name string) *hourly[T] {
+	return newHourly[T](name, (*Queries).onchainSig, OnchainLegsBuildTimeout)
 }
 
 // ocBoardHour is the hour a board answering at now is as of: the start of now's hour.
 func ocBoardHour(now time.Time) time.Time { return now.UTC().Truncate(time.Hour) }
-
-// get returns key's value for hour at (or the previous hour's while at's builds).
-func (h *ocHourly[T]) get(ctx context.Context, q *Queries, key string, at time.Time,
-	build func(ctx context.Context, at time.Time) (T, error)) (T, error) {
-	sig := q.onchainSig()
-	h.mu.Lock()
-	cur, ok := h.cur[key]
-	if ok && cur.sig == sig && cur.at.Equal(at) {
-		h.mu.Unlock()
-		return cur.v, nil
-	}
-	bl := h.pending[key]
-	if bl == nil || !bl.at.Equal(at) || bl.sig != sig {
-		bl = &ocHourBuild[T]{at: at, sig: sig, done: make(chan struct{})}
-		h.pending[key] = bl
-		// The build is not the request's: it outlives a cancelled request.
-		go h.run(context.WithoutCancel(ctx), q, key, bl, build)
-	}
-	h.mu.Unlock()
-	if ok && cur.sig == sig && cur.at.Equal(at.Add(-time.Hour)) {
-		return cur.v, nil
-	}
-	select {
-	case <-bl.done:
-		return bl.v, bl.err
-	case <-ctx.Done():
-		var zero T
-		return zero, wrap(ctx, h.name, ctx.Err())
-	}
-}
-
-func (h *ocHourly[T]) run(ctx context.Context, q *Queries, key string, bl *ocHourBuild[T],
-	build func(ctx context.Context, at time.Time) (T, error)) {
-	defer close(bl.done)
-	bctx, cancel := context.WithTimeout(ctx, OnchainLegsBuildTimeout)
-	defer cancel()
-	bl.v, bl.err = build(bctx, bl.at)
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.pending[key] == bl {
-		delete(h.pending, key)
-	}
-	if bl.err != nil {
-		q.log.Error(h.name+" build", "key", key, "hour", bl.at, "err", bl.err)
-		return
-	}
-	if cur, ok := h.cur[key]; !ok || cur.sig != bl.sig || !bl.at.Before(cur.at) {
-		h.cur[key] = ocHourVal[T]{bl.at, bl.sig, bl.v}
-	}
-}
 
 // onchainSig is the file signature the in-memory legs were last built from ("" before
 // the first build).

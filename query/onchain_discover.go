@@ -63,8 +63,8 @@ func (q *Queries) OnchainDiscover(ctx context.Context, p OnchainDiscoverParams) 
 		return out, err
 	}
 	v, _ := q.ext.LoadOrStore(discoverBoardKey{}, newOcHourly[*discoverBoard]("onchain discover board"))
-	h := v.(*ocHourly[*discoverBoard])
-	board, err := h.get(ctx, q, p.Chain+"|"+p.Window, ocBoardHour(q.Now()),
+	h := v.(*hourly[*discoverBoard])
+	board, err := h.value(ctx, q, p.Chain+"|"+p.Window, ocBoardHour(q.Now()),
 		func(ctx context.Context, at time.Time) (*discoverBoard, error) {
 			return q.buildDiscoverBoard(ctx, p.Chain, p.Window, at)
 		})

@@ -38,7 +38,7 @@ func (q *Queries) OnchainLabelsBatch(ctx context.Context, addrs []string) ([]Lab
 		return nil, err
 	}
 	v, _ := q.ext.LoadOrStore(labelsBoardKey{}, newOcHourly[map[string]LabelRow]("onchain labels board"))
-	found, err := v.(*ocHourly[map[string]LabelRow]).get(ctx, q, "30d", ocBoardHour(q.Now()), q.buildLabelsBoard)
+	found, err := v.(*hourly[map[string]LabelRow]).value(ctx, q, "30d", ocBoardHour(q.Now()), q.buildLabelsBoard)
 	if err != nil {
 		return nil, err
 	}

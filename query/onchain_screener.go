@@ -103,8 +103,8 @@ func (q *Queries) OnchainScreener(ctx context.Context, p OnchainScreenerParams) 
 // onchainScreenerBoard returns the board of (chain, window, smart) as of hour at.
 func (q *Queries) onchainScreenerBoard(ctx context.Context, chain, window string, smart bool, at time.Time) ([]screenerBoardRow, error) {
 	v, _ := q.ext.LoadOrStore(screenerBoardKey{}, newOcHourly[[]screenerBoardRow]("onchain screener board"))
-	h := v.(*ocHourly[[]screenerBoardRow])
-	return h.get(ctx, q, fmt.Sprintf("%s|%s|%t", chain, window, smart), at,
+	h := v.(*hourly[[]screenerBoardRow])
+	return h.value(ctx, q, fmt.Sprintf("%s|%s|%t", chain, window, smart), at,
 		func(ctx context.Context, at time.Time) ([]screenerBoardRow, error) {
 			return q.buildScreenerBoard(ctx, chain, window, smart, at)
 		})

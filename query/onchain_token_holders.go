@@ -41,7 +41,7 @@ func (q *Queries) OnchainTokenHolders(ctx context.Context, chain, token string, 
 		return nil, err
 	}
 	v, _ := q.ext.LoadOrStore(holdersBoardKey{}, newOcHourly[map[string][]TokenHolderRow]("onchain holders board"))
-	board, err := v.(*ocHourly[map[string][]TokenHolderRow]).get(ctx, q, chain, ocBoardHour(q.Now()),
+	board, err := v.(*hourly[map[string][]TokenHolderRow]).value(ctx, q, chain, ocBoardHour(q.Now()),
 		func(ctx context.Context, at time.Time) (map[string][]TokenHolderRow, error) {
 			return q.buildHoldersBoard(ctx, chain, at)
 		})

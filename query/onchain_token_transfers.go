@@ -117,7 +117,7 @@ type transfersBoardKey struct{}
 // period): every token's top rows of each tab as of the start of the store clock's hour.
 func (q *Queries) tokenTransfersFromBoard(ctx context.Context, p OnchainTokenTransfersParams) ([]TokenTransferRow, error) {
 	v, _ := q.ext.LoadOrStore(transfersBoardKey{}, newOcHourly[map[string][]TokenTransferRow]("onchain transfers board"))
-	board, err := v.(*ocHourly[map[string][]TokenTransferRow]).get(ctx, q, p.Chain+"|"+p.Period, ocBoardHour(q.Now()),
+	board, err := v.(*hourly[map[string][]TokenTransferRow]).value(ctx, q, p.Chain+"|"+p.Period, ocBoardHour(q.Now()),
 		func(ctx context.Context, at time.Time) (map[string][]TokenTransferRow, error) {
 			since, until := windowBounds(at, p.Period)
 			rows, err := q.db.QueryContext(ctx, onchainTokenTransfersBoardSQL, p.Chain, since, until, OnchainTransferRows)

@@ -83,8 +83,8 @@ type tracePairsKey struct{}
 
 func (q *Queries) onchainTracePairs(ctx context.Context, chain, window string) (*tracePairs, error) {
 	v, _ := q.ext.LoadOrStore(tracePairsKey{}, newOcHourly[*tracePairs]("onchain trace pairs"))
-	h := v.(*ocHourly[*tracePairs])
-	return h.get(ctx, q, chain+"|"+window, ocBoardHour(q.Now()),
+	h := v.(*hourly[*tracePairs])
+	return h.value(ctx, q, chain+"|"+window, ocBoardHour(q.Now()),
 		func(ctx context.Context, at time.Time) (*tracePairs, error) {
 			return q.buildTracePairs(ctx, chain, window, at)
 		})

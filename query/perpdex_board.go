@@ -113,9 +113,9 @@ type pdBoard struct {
 
 type pdBoardStateKey struct{}
 
-func (q *Queries) pdBoards() *pdHourly[*pdBoard] {
-	v, _ := q.ext.LoadOrStore(pdBoardStateKey{}, newPdHourly[*pdBoard]("perpdex board"))
-	return v.(*pdHourly[*pdBoard])
+func (q *Queries) pdBoards() *hourly[*pdBoard] {
+	v, _ := q.ext.LoadOrStore(pdBoardStateKey{}, newHourly[*pdBoard]("perpdex board", nil, 0))
+	return v.(*hourly[*pdBoard])
 }
 
 // perpdexBoard returns the board of window at the current board hour (or the previous
@@ -129,7 +129,7 @@ func (q *Queries) perpdexBoard(ctx context.Context, window string) ([]pdBoardEnt
 }
 
 // perpdexBoardOf returns the board of window for the current board hour, built in the
-// background when the hour turns (see pdHourly).
+// background when the hour turns (see hourly).
 func (q *Queries) perpdexBoardOf(ctx context.Context, window string) (*pdBoard, error) {
 	b, _, err := q.pdBoards().get(ctx, q, window, PerpdexBoardTime(q.Now()), func(ctx context.Context, at time.Time) (*pdBoard, error) {
 		if err := q.perpdexEnsure(ctx); err != nil {

@@ -231,13 +231,13 @@ type pdBuildersData struct {
 
 type pdBuildersKey struct{}
 
-func (q *Queries) pdBuildersCache() *pdHourly[*pdBuildersData] {
-	v, _ := q.ext.LoadOrStore(pdBuildersKey{}, newPdHourly[*pdBuildersData]("perpdex builders"))
-	return v.(*pdHourly[*pdBuildersData])
+func (q *Queries) pdBuildersCache() *hourly[*pdBuildersData] {
+	v, _ := q.ext.LoadOrStore(pdBuildersKey{}, newHourly[*pdBuildersData]("perpdex builders", nil, 0))
+	return v.(*hourly[*pdBuildersData])
 }
 
 // buildersData returns the builders route's figures of window for the current board
-// hour (or the previous hour's while they rebuild, see pdHourly) and that hour.
+// hour (or the previous hour's while they rebuild, see hourly) and that hour.
 func (q *Queries) buildersData(ctx context.Context, window string) (*pdBuildersData, time.Time, error) {
 	return q.pdBuildersCache().get(ctx, q, window, PerpdexBoardTime(q.Now()), func(ctx context.Context, now time.Time) (*pdBuildersData, error) {
 		start := PerpdexWindowStart(window, now)

@@ -1,0 +1,105 @@
+package query
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// hourly caches one value per key (a chain, a window...) for the current board hour,
+// built in the background: when the hour turns, the previous hour's value is served
+// while the new one builds, so no request waits for an hourly rebuild. Only the first
+// request for a key (before the area's Warm built it), one after the store sat idle
+// for more than an hour, or (with sig) one after the files the value was built from
+// changed waits for a build. The on-chain boards and the perpetuals boards share it.
+type hourly[T any] struct {
+	name    string                // for the log
+	sig     func(*Queries) string // signature of the files a value depends on; nil: none
+	timeout time.Duration         // bound on one build; 0: the build's own
+	mu      sync.Mutex
+	cur     map[string]hourVal[T]
+	pending map[string]*hourBuild[T]
+}
+
+type hourVal[T any] struct {
+	at  time.Time
+	sig string
+	v   T
+}
+
+type hourBuild[T any] struct {
+	at   time.Time
+	sig  string
+	done chan struct{}
+	v    T
+	err  error
+}
+
+func newHourly[T any](name string, sig func(*Queries) string, timeout time.Duration) *hourly[T] {
+	return &hourly[T]{name: name, sig: sig, timeout: timeout,
+		cur: map[string]hourVal[T]{}, pending: map[string]*hourBuild[T]{}}
+}
+
+// get returns key's value for hour at (or the previous hour's while at's builds) and
+// the hour it is as of.
+func (h *hourly[T]) get(ctx context.Context, q *Queries, key string, at time.Time,
+	build func(ctx context.Context, at time.Time) (T, error)) (T, time.Time, error) {
+	var sig string
+	if h.sig != nil {
+		sig = h.sig(q)
+	}
+	h.mu.Lock()
+	cur, ok := h.cur[key]
+	if ok && cur.sig == sig && cur.at.Equal(at) {
+		h.mu.Unlock()
+		return cur.v, cur.at, nil
+	}
+	bl := h.pending[key]
+	if bl == nil || !bl.at.Equal(at) || bl.sig != sig {
+		bl = &hourBuild[T]{at: at, sig: sig, done: make(chan struct{})}
+		h.pending[key] = bl
+		// The build is not the request's: it outlives a cancelled request.
+		go h.run(context.WithoutCancel(ctx), q, key, bl, build)
+	}
+	h.mu.Unlock()
+	if ok && cur.sig == sig && cur.at.Equal(at.Add(-time.Hour)) {
+		return cur.v, cur.at, nil
+	}
+	select {
+	case <-bl.done:
+		return bl.v, bl.at, bl.err
+	case <-ctx.Done():
+		var zero T
+		return zero, at, wrap(ctx, h.name, ctx.Err())
+	}
+}
+
+// value is get without the hour, for callers whose figures do not report it.
+func (h *hourly[T]) value(ctx context.Context, q *Queries, key string, at time.Time,
+	build func(ctx context.Context, at time.Time) (T, error)) (T, error) {
+	v, _, err := h.get(ctx, q, key, at, build)
+	return v, err
+}
+
+func (h *hourly[T]) run(ctx context.Context, q *Queries, key string, bl *hourBuild[T],
+	build func(ctx context.Context, at time.Time) (T, error)) {
+	defer close(bl.done)
+	if h.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, h.timeout)
+		defer cancel()
+	}
+	bl.v, bl.err = build(ctx, bl.at)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.pending[key] == bl {
+		delete(h.pending, key)
+	}
+	if bl.err != nil {
+		q.log.Error(h.name+" build", "key", key, "hour", bl.at, "err", bl.err)
+		return
+	}
+	if cur, ok := h.cur[key]; !ok || cur.sig != bl.sig || !bl.at.Before(cur.at) {
+		h.cur[key] = hourVal[T]{bl.at, bl.sig, bl.v}
+	}
+}
