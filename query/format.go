@@ -1,6 +1,8 @@
 package query
 
 import (
+	"context"
+	"database/sql"
 	"math"
 	"time"
 )
@@ -44,4 +46,33 @@ func trimPage[T any](items []T, limit int) ([]T, *T) {
 	}
 	items = items[:limit]
 	return items, &items[limit-1]
+}
+
+// keysetPage runs a keyset page query whose last bound argument is the row count
+// (limit+1, appended here) and scans at most limit rows with scan, which returns a
+// row and its keyset position. The extra row only says that a next page exists; the
+// returned key is then the last served row's (nil on the last page). For pages whose
+// key is not a field of the served row (a raw timestamp behind a formatted one).
+func keysetPage[R, K any](ctx context.Context, db *sql.DB, op, query string, limit int, args []any,
+	scan func(*sql.Rows) (R, K, error)) ([]R, *K, error) {
+	items := []R{}
+	rows, err := db.QueryContext(ctx, query, append(args, limit+1)...)
+	if err != nil {
+		return items, nil, wrap(ctx, op, err)
+	}
+	defer rows.Close()
+	var next *K
+	var last K
+	for rows.Next() {
+		r, k, err := scan(rows)
+		if err != nil {
+			return items, nil, wrap(ctx, op, err)
+		}
+		if len(items) == limit {
+			next = &last
+			break
+		}
+		items, last = append(items, r), k
+	}
+	return items, next, wrap(ctx, op, rows.Err())
 }

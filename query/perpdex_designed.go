@@ -105,32 +105,21 @@ func (q *Queries) PerpdexWalletFills(ctx context.Context, wallet, coin string, s
 	if after != nil {
 		aT, aI = after.Time, after.Tid
 	}
-	rows, err := q.db.QueryContext(ctx, perpdexWalletFillsSQL, wallet, pdNullStr(coin), start, end, aT, aI, limit+1)
-	if err != nil {
-		return page, wrap(ctx, "perpdex wallet fills", err)
-	}
-	defer rows.Close()
-	var last FillKey
-	for rows.Next() {
-		var f WalletFill
-		var ts time.Time
-		var b sql.NullString
-		var bf sql.NullFloat64
-		if err := rows.Scan(&ts, &f.Coin, &f.Side, &f.Dir, &f.Price, &f.SizeToken, &f.SizeUsd, &f.StartPosition, &f.ClosedPnl,
-			&f.Fee, &f.FeeToken, &b, &bf, &f.Crossed, &f.Liquidation, &f.Hash, &f.Tid); err != nil {
-			return page, wrap(ctx, "perpdex wallet fills", err)
-		}
-		if len(page.Fills) == limit {
-			page.Next = &last
-			break
-		}
-		f.Time = ISOMicros(ts)
-		f.SizeUsd = Round(f.SizeUsd, 2)
-		f.Builder, f.BuilderFee = nullable(b), nullF(bf)
-		page.Fills = append(page.Fills, f)
-		last = FillKey{ts, f.Tid}
-	}
-	return page, wrap(ctx, "perpdex wallet fills", rows.Err())
+	var err error
+	page.Fills, page.Next, err = keysetPage(ctx, q.db, "perpdex wallet fills", perpdexWalletFillsSQL, limit,
+		[]any{wallet, pdNullStr(coin), start, end, aT, aI}, func(rows *sql.Rows) (WalletFill, FillKey, error) {
+			var f WalletFill
+			var ts time.Time
+			var b sql.NullString
+			var bf sql.NullFloat64
+			err := rows.Scan(&ts, &f.Coin, &f.Side, &f.Dir, &f.Price, &f.SizeToken, &f.SizeUsd, &f.StartPosition, &f.ClosedPnl,
+				&f.Fee, &f.FeeToken, &b, &bf, &f.Crossed, &f.Liquidation, &f.Hash, &f.Tid)
+			f.Time = ISOMicros(ts)
+			f.SizeUsd = Round(f.SizeUsd, 2)
+			f.Builder, f.BuilderFee = nullable(b), nullF(bf)
+			return f, FillKey{ts, f.Tid}, err
+		})
+	return page, err
 }
 
 // LedgerRow is one non-trading account event.
@@ -165,26 +154,15 @@ func (q *Queries) PerpdexWalletLedger(ctx context.Context, wallet string, start,
 	if after != nil {
 		aT, aH = after.Time, after.Hash
 	}
-	rows, err := q.db.QueryContext(ctx, perpdexWalletLedgerSQL, wallet, start, end, aT, aH, limit+1)
-	if err != nil {
-		return page, wrap(ctx, "perpdex wallet ledger", err)
-	}
-	defer rows.Close()
-	var last LedgerKey
-	for rows.Next() {
-		var r LedgerRow
-		var ts time.Time
-		var cp sql.NullString
-		if err := rows.Scan(&ts, &r.Kind, &r.Usd, &cp, &r.Hash); err != nil {
-			return page, wrap(ctx, "perpdex wallet ledger", err)
-		}
-		if len(page.Events) == limit {
-			page.Next = &last
-			break
-		}
-		r.Time, r.Counterparty, r.Usd = ISOMicros(ts), nullable(cp), Round(r.Usd, 2)
-		page.Events = append(page.Events, r)
-		last = LedgerKey{ts, r.Hash}
-	}
-	return page, wrap(ctx, "perpdex wallet ledger", rows.Err())
+	var err error
+	page.Events, page.Next, err = keysetPage(ctx, q.db, "perpdex wallet ledger", perpdexWalletLedgerSQL, limit,
+		[]any{wallet, start, end, aT, aH}, func(rows *sql.Rows) (LedgerRow, LedgerKey, error) {
+			var r LedgerRow
+			var ts time.Time
+			var cp sql.NullString
+			err := rows.Scan(&ts, &r.Kind, &r.Usd, &cp, &r.Hash)
+			r.Time, r.Counterparty, r.Usd = ISOMicros(ts), nullable(cp), Round(r.Usd, 2)
+			return r, LedgerKey{ts, r.Hash}, err
+		})
+	return page, err
 }

@@ -2,6 +2,7 @@ package query
 
 import (
 	"context"
+	"database/sql"
 	"time"
 
 	sqlfiles "mdq/sql"
@@ -34,25 +35,14 @@ func (q *Queries) PerpdexFunding(ctx context.Context, coin string, start, end ti
 	if after != nil {
 		aT, aC = after.Time, after.Coin
 	}
-	rows, err := q.db.QueryContext(ctx, perpdexFundingSQL, pdNullStr(coin), start, end, aT, aC, limit+1)
-	if err != nil {
-		return page, wrap(ctx, "perpdex funding", err)
-	}
-	defer rows.Close()
-	var last FundingKey
-	for rows.Next() {
-		var r FundingRateRow
-		var ts time.Time
-		if err := rows.Scan(&ts, &r.Coin, &r.FundingRate, &r.Positions); err != nil {
-			return page, wrap(ctx, "perpdex funding", err)
-		}
-		if len(page.Funding) == limit {
-			page.Next = &last
-			break
-		}
-		r.Time, r.AnnualizedPct = ISOSeconds(ts), Round(r.FundingRate*24*365*100, 4)
-		page.Funding = append(page.Funding, r)
-		last = FundingKey{ts, r.Coin}
-	}
-	return page, wrap(ctx, "perpdex funding", rows.Err())
+	var err error
+	page.Funding, page.Next, err = keysetPage(ctx, q.db, "perpdex funding", perpdexFundingSQL, limit,
+		[]any{pdNullStr(coin), start, end, aT, aC}, func(rows *sql.Rows) (FundingRateRow, FundingKey, error) {
+			var r FundingRateRow
+			var ts time.Time
+			err := rows.Scan(&ts, &r.Coin, &r.FundingRate, &r.Positions)
+			r.Time, r.AnnualizedPct = ISOSeconds(ts), Round(r.FundingRate*24*365*100, 4)
+			return r, FundingKey{ts, r.Coin}, err
+		})
+	return page, err
 }

@@ -64,36 +64,27 @@ func (q *Queries) PerpdexPositions(ctx context.Context, coin, side string, limit
 	}
 	ctx, cancel := q.ctx(ctx)
 	defer cancel()
-	rows, err := q.db.QueryContext(ctx, perpdexPositionsSQL, pdNullStr(coin), sign, q.Now(), aV, aC, aW, limit+1)
-	if err != nil {
-		return page, wrap(ctx, "perpdex positions", err)
-	}
-	defer rows.Close()
-	var last PositionKey
-	for rows.Next() {
-		var (
-			r      VenuePosition
-			ts     time.Time
-			szi    float64
-			val    float64
-			sc, pc sql.NullString
-		)
-		if err := rows.Scan(&ts, &r.Wallet, &r.Coin, &szi, &r.EntryPrice, &r.MarkPrice, &r.Leverage, &r.LiquidationPrice,
-			&r.UnrealizedPnl, &val, &sc, &pc); err != nil {
-			return page, wrap(ctx, "perpdex positions", err)
-		}
-		s := ISOSeconds(ts)
-		page.SnapshotTS = &s
-		if len(page.Positions) == limit {
-			page.Next = &last
-			break
-		}
-		rank++
-		r.Rank, r.Side, r.SizeToken = rank, pdSide(szi), pdAbs(szi)
-		r.SizeUsd, r.UnrealizedPnl = Round(val, 2), Round(r.UnrealizedPnl, 2)
-		r.SizeCohort, r.PnlCohort = nullable(sc), nullable(pc)
-		page.Positions = append(page.Positions, r)
-		last = PositionKey{val, r.Coin, r.Wallet, rank}
-	}
-	return page, wrap(ctx, "perpdex positions", rows.Err())
+	var err error
+	page.Positions, page.Next, err = keysetPage(ctx, q.db, "perpdex positions", perpdexPositionsSQL, limit,
+		[]any{pdNullStr(coin), sign, q.Now(), aV, aC, aW}, func(rows *sql.Rows) (VenuePosition, PositionKey, error) {
+			var (
+				r      VenuePosition
+				ts     time.Time
+				szi    float64
+				val    float64
+				sc, pc sql.NullString
+			)
+			if err := rows.Scan(&ts, &r.Wallet, &r.Coin, &szi, &r.EntryPrice, &r.MarkPrice, &r.Leverage, &r.LiquidationPrice,
+				&r.UnrealizedPnl, &val, &sc, &pc); err != nil {
+				return r, PositionKey{}, err
+			}
+			s := ISOSeconds(ts) // every row is of the one newest batch
+			page.SnapshotTS = &s
+			rank++ // the extra row's rank is never served
+			r.Rank, r.Side, r.SizeToken = rank, pdSide(szi), pdAbs(szi)
+			r.SizeUsd, r.UnrealizedPnl = Round(val, 2), Round(r.UnrealizedPnl, 2)
+			r.SizeCohort, r.PnlCohort = nullable(sc), nullable(pc)
+			return r, PositionKey{val, r.Coin, r.Wallet, rank}, nil
+		})
+	return page, err
 }

@@ -2,6 +2,7 @@ package query
 
 import (
 	"context"
+	"database/sql"
 	"time"
 
 	sqlfiles "mdq/sql"
@@ -42,28 +43,17 @@ func (q *Queries) PerpdexWalletFunding(ctx context.Context, wallet, coin string,
 	if after != nil {
 		aT, aC = after.Time, after.Coin
 	}
-	rows, err := q.db.QueryContext(ctx, perpdexWalletFundingSQL, wallet, pdNullStr(coin), start, end, aT, aC, limit+1)
-	if err != nil {
-		return page, wrap(ctx, "perpdex wallet funding", err)
-	}
-	defer rows.Close()
-	var last FundingKey
-	for rows.Next() {
-		var (
-			r   FundingPayment
-			ts  time.Time
-			szi float64
-		)
-		if err := rows.Scan(&ts, &r.Coin, &r.Usd, &szi, &r.FundingRate); err != nil {
-			return page, wrap(ctx, "perpdex wallet funding", err)
-		}
-		if len(page.Payments) == limit {
-			page.Next = &last
-			break
-		}
-		r.Time, r.Side, r.SizeToken, r.Usd = ISOSeconds(ts), pdSide(szi), pdAbs(szi), Round(r.Usd, 6)
-		page.Payments = append(page.Payments, r)
-		last = FundingKey{ts, r.Coin}
-	}
-	return page, wrap(ctx, "perpdex wallet funding", rows.Err())
+	var err error
+	page.Payments, page.Next, err = keysetPage(ctx, q.db, "perpdex wallet funding", perpdexWalletFundingSQL, limit,
+		[]any{wallet, pdNullStr(coin), start, end, aT, aC}, func(rows *sql.Rows) (FundingPayment, FundingKey, error) {
+			var (
+				r   FundingPayment
+				ts  time.Time
+				szi float64
+			)
+			err := rows.Scan(&ts, &r.Coin, &r.Usd, &szi, &r.FundingRate)
+			r.Time, r.Side, r.SizeToken, r.Usd = ISOSeconds(ts), pdSide(szi), pdAbs(szi), Round(r.Usd, 6)
+			return r, FundingKey{ts, r.Coin}, err
+		})
+	return page, err
 }
