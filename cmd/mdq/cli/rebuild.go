@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -36,24 +37,31 @@ func newRebuildCmd(cfg *Config) *cobra.Command {
 				return err
 			}
 			defer q.Close()
-			start := time.Now()
-			b, err := q.RebuildPredmktBoard(cmd.Context())
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "predmkt board for %s: %d wallets (%d rows over all categories) in %s\n",
-				b.Hour.Format(time.RFC3339), len(b.Cats["all"]), b.Rows(), time.Since(start).Round(time.Millisecond))
-			// Perpetuals cohort labels: only what is not yet published (see RebuildPerpdexCohorts).
-			c, err := rebuildCohorts(cmd.Context(), q)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintln(cmd.OutOrStdout(), c)
-			return nil
+			return publishDerived(cmd.Context(), q, cmd.OutOrStdout())
 		},
 	}
 	cmd.Flags().StringVar(&clock, "clock", "", "build for this RFC3339 time instead of now (as serve --clock)")
 	return cmd
+}
+
+// publishDerived publishes every derived table of the lake that is due at the store's
+// clock (mdq rebuild, after an ingest, at the end of mdq demo) and prints one line per
+// table family.
+func publishDerived(ctx context.Context, q *query.Queries, out io.Writer) error {
+	start := time.Now()
+	b, err := q.RebuildPredmktBoard(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "predmkt board for %s: %d wallets (%d rows over all categories) in %s\n",
+		b.Hour.Format(time.RFC3339), len(b.Cats["all"]), b.Rows(), time.Since(start).Round(time.Millisecond))
+	// Perpetuals cohort labels: only what is not yet published (see RebuildPerpdexCohorts).
+	c, err := rebuildCohorts(ctx, q)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(out, c)
+	return nil
 }
 
 // rebuildCohorts publishes the perpetuals cohort labels not yet published, waiting for

@@ -1,0 +1,365 @@
+package ingest
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"mdq/lake"
+)
+
+// Stage collects the rows of one ingest run in an in-memory DuckDB (spilling to the
+// lake's temporary directory when large), one staging table per lake table, and merges
+// them into the lake: for each partition the rows touch, the partition's current file
+// and the staged rows are unioned, deduplicated on the table's key (a staged row wins
+// over a stored one, so a corrected file replaces what it corrects; among staged rows
+// the later one wins) and written back atomically by lake.CopyQuery. Partitions the
+// rows do not touch are never read or written. Ingesting the same rows twice changes
+// nothing.
+type Stage struct {
+	root   string
+	db     *sql.DB
+	conn   *sql.Conn
+	tables map[string]*staged
+	seq    int64
+}
+
+type staged struct {
+	t    *lake.Table
+	name string
+	app  *duckdb.Appender
+	row  []driver.Value
+	n    int64
+}
+
+// NewStage opens a stage for the lake at root.
+func NewStage(ctx context.Context, root string) (*Stage, error) {
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		return nil, err
+	}
+	tmp := filepath.Join(root, ".tmp", "ingest")
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		db.Close()
+		return nil, err
+	}
+	db.SetMaxOpenConns(1)
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	// The path is the operator's --data directory, quoted; DuckDB takes no parameter here.
+	if _, err := conn.ExecContext(ctx, "SET temp_directory = "+lake.QuoteString(tmp)); err != nil {
+		conn.Close()
+		db.Close()
+		return nil, err
+	}
+	return &Stage{root: root, db: db, conn: conn, tables: map[string]*staged{}}, nil
+}
+
+// Close releases the stage (staged rows not merged are dropped).
+func (s *Stage) Close() error {
+	for _, st := range s.tables {
+		if st.app != nil {
+			st.app.Close()
+		}
+	}
+	s.conn.Close()
+	return s.db.Close()
+}
+
+// Append stages one row of t: part gives the partition values in t.Partitions order,
+// vals the stored columns in t.Columns order (string, int64, int32, int, float64,
+// bool, time.Time, or nil for NULL).
+func (s *Stage) Append(t *lake.Table, part []string, vals ...any) error {
+	if len(part) != len(t.Partitions) {
+		return fmt.Errorf("table %s: %d partition values for %d keys", t.Name, len(part), len(t.Partitions))
+	}
+	if len(vals) != len(t.Columns) {
+		return fmt.Errorf("table %s: row has %d values for %d columns", t.Name, len(vals), len(t.Columns))
+	}
+	st, err := s.table(t)
+	if err != nil {
+		return err
+	}
+	for i, v := range vals {
+		if x, ok := v.(int); ok {
+			v = int64(x)
+		}
+		st.row[i] = v
+	}
+	for i, p := range part {
+		st.row[len(vals)+i] = p
+	}
+	st.row[len(st.row)-1] = s.seq
+	s.seq++
+	st.n++
+	return st.app.AppendRow(st.row...)
+}
+
+// Staged returns how many rows of t are staged.
+func (s *Stage) Staged(t *lake.Table) int64 {
+	if st := s.tables[t.Name]; st != nil {
+		return st.n
+	}
+	return 0
+}
+
+func (s *Stage) table(t *lake.Table) (*staged, error) {
+	if st := s.tables[t.Name]; st != nil {
+		return st, nil
+	}
+	st := &staged{t: t, name: "stage_" + t.Name}
+	cols := make([]string, 0, len(t.Columns)+len(t.Partitions)+1)
+	for _, c := range t.Columns {
+		cols = append(cols, lake.QuoteIdent(c.Name)+" "+c.Type)
+	}
+	for _, p := range t.Partitions {
+		cols = append(cols, lake.QuoteIdent("_part_"+p)+" VARCHAR")
+	}
+	cols = append(cols, "_ord BIGINT")
+	// Identifiers come from the registry, never from input.
+	if _, err := s.conn.ExecContext(context.Background(), "CREATE TABLE "+st.name+" ("+strings.Join(cols, ", ")+")"); err != nil {
+		return nil, err
+	}
+	err := s.conn.Raw(func(dc any) error {
+		app, err := duckdb.NewAppenderFromConn(dc.(driver.Conn), "", st.name)
+		st.app = app
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	st.row = make([]driver.Value, len(t.Columns)+len(t.Partitions)+1)
+	s.tables[t.Name] = st
+	return st, nil
+}
+
+// MergeStats is what merging one table did.
+type MergeStats struct {
+	Staged       int64    // rows staged
+	Written      int64    // staged rows that were new to the lake (not duplicates)
+	Deduplicated int64    // staged rows whose key was already stored or staged
+	Partitions   []string // partitions rewritten, as paths relative to the lake root
+}
+
+// Merge writes the staged rows of t into the lake, deduplicated on key (column names
+// of t); an empty key keeps every row (the table has no natural key: a re-ingest then
+// duplicates, so every loader names one). It returns what it did.
+func (s *Stage) Merge(ctx context.Context, t *lake.Table, key []string) (MergeStats, error) {
+	st := s.tables[t.Name]
+	if st == nil {
+		return MergeStats{}, nil
+	}
+	if err := st.app.Flush(); err != nil {
+		return MergeStats{}, err
+	}
+	if len(key) == 0 {
+		return MergeStats{}, fmt.Errorf("table %s: merge needs a key", t.Name)
+	}
+	for _, k := range key {
+		if !hasColumn(t, k) {
+			return MergeStats{}, fmt.Errorf("table %s: key column %s is not stored", t.Name, k)
+		}
+	}
+	parts, err := s.partitions(ctx, st)
+	if err != nil {
+		return MergeStats{}, err
+	}
+	ms := MergeStats{Staged: st.n}
+	for _, pv := range parts {
+		rel, err := t.Path(pv...)
+		if err != nil {
+			return ms, err
+		}
+		file := filepath.Join(s.root, filepath.FromSlash(rel))
+		q, args := mergeQuery(t, st.name, key, pv, file)
+		// Count before writing: staged rows and the rows the merged file will hold.
+		var stagedN, oldN, mergedN int64
+		cq := "SELECT (SELECT count(*) FROM " + st.name + " WHERE " + partWhere(t) + "), " +
+			"(SELECT count(*) FROM (" + oldRows(t, file) + ")), (SELECT count(*) FROM (" + q + "))"
+		cargs := append(partArgs(pv), args...)
+		if err := s.conn.QueryRowContext(ctx, cq, cargs...).Scan(&stagedN, &oldN, &mergedN); err != nil {
+			return ms, fmt.Errorf("merge %s: %w", rel, err)
+		}
+		if _, err := lake.CopyQuery(ctx, s.conn, s.root, t, pv, q, args...); err != nil {
+			return ms, err
+		}
+		ms.Written += mergedN - oldN
+		ms.Deduplicated += stagedN - (mergedN - oldN)
+		ms.Partitions = append(ms.Partitions, rel)
+	}
+	return ms, nil
+}
+
+func hasColumn(t *lake.Table, name string) bool {
+	for _, c := range t.Columns {
+		if c.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// partitions lists the distinct partition values of the staged rows, sorted.
+func (s *Stage) partitions(ctx context.Context, st *staged) ([][]string, error) {
+	if len(st.t.Partitions) == 0 {
+		return [][]string{nil}, nil
+	}
+	cols := make([]string, len(st.t.Partitions))
+	for i, p := range st.t.Partitions {
+		cols[i] = lake.QuoteIdent("_part_" + p)
+	}
+	rows, err := s.conn.QueryContext(ctx, "SELECT DISTINCT "+strings.Join(cols, ", ")+" FROM "+st.name)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out [][]string
+	for rows.Next() {
+		vals := make([]string, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, err
+		}
+		out = append(out, vals)
+	}
+	sort.Slice(out, func(i, j int) bool { return strings.Join(out[i], "/") < strings.Join(out[j], "/") })
+	return out, rows.Err()
+}
+
+func partWhere(t *lake.Table) string {
+	if len(t.Partitions) == 0 {
+		return "true"
+	}
+	w := make([]string, len(t.Partitions))
+	for i, p := range t.Partitions {
+		w[i] = lake.QuoteIdent("_part_"+p) + " = ?"
+	}
+	return strings.Join(w, " AND ")
+}
+
+func partArgs(pv []string) []any {
+	out := make([]any, len(pv))
+	for i, v := range pv {
+		out[i] = v
+	}
+	return out
+}
+
+// oldRows selects the stored rows of one partition file (none when it does not exist).
+// The path is generated from the registry and the operator's data directory, quoted.
+func oldRows(t *lake.Table, file string) string {
+	cols := make([]string, len(t.Columns))
+	for i, c := range t.Columns {
+		cols[i] = lake.QuoteIdent(c.Name)
+	}
+	if _, err := os.Stat(file); err != nil {
+		nulls := make([]string, len(t.Columns))
+		for i, c := range t.Columns {
+			nulls[i] = "CAST(NULL AS " + c.Type + ") AS " + lake.QuoteIdent(c.Name)
+		}
+		return "SELECT " + strings.Join(nulls, ", ") + ", 0 AS _src, 0 AS _ord WHERE false"
+	}
+	return "SELECT " + strings.Join(cols, ", ") + ", 0 AS _src, 0 AS _ord FROM read_parquet(" + lake.QuoteString(file) + ")"
+}
+
+// mergeQuery is the merged content of one partition: stored and staged rows, one per
+// key, the staged (and among them the latest staged) row winning.
+func mergeQuery(t *lake.Table, stage string, key []string, pv []string, file string) (string, []any) {
+	cols := make([]string, len(t.Columns))
+	for i, c := range t.Columns {
+		cols[i] = lake.QuoteIdent(c.Name)
+	}
+	keys := make([]string, len(key))
+	for i, k := range key {
+		keys[i] = lake.QuoteIdent(k)
+	}
+	q := "SELECT " + strings.Join(cols, ", ") + " FROM (" +
+		oldRows(t, file) + " UNION ALL SELECT " + strings.Join(cols, ", ") + ", 1 AS _src, _ord FROM " + stage + " WHERE " + partWhere(t) +
+		") QUALIFY row_number() OVER (PARTITION BY " + strings.Join(keys, ", ") + " ORDER BY _src DESC, _ord DESC) = 1"
+	return q, partArgs(pv)
+}
+
+// Summary is the closing line of an ingest run.
+type Summary struct {
+	Read         int64            // input records read (lines, messages, CSV rows)
+	Written      int64            // rows new to the lake
+	Deduplicated int64            // rows already in the lake (or twice in the input)
+	Rejected     int64            // malformed records (reported as FILE:LINE: reason)
+	Skipped      map[string]int64 // records understood but not stored, by reason
+	Partitions   []string         // partition files rewritten
+}
+
+// Add counts one merge.
+func (s *Summary) Add(m MergeStats) {
+	s.Written += m.Written
+	s.Deduplicated += m.Deduplicated
+	s.Partitions = append(s.Partitions, m.Partitions...)
+}
+
+// Skip counts a record understood but not stored.
+func (s *Summary) Skip(reason string) {
+	if s.Skipped == nil {
+		s.Skipped = map[string]int64{}
+	}
+	s.Skipped[reason]++
+}
+
+func (s *Summary) String() string {
+	out := fmt.Sprintf("read %d, written %d, deduplicated %d, rejected %d, partitions rewritten %d",
+		s.Read, s.Written, s.Deduplicated, s.Rejected, len(s.Partitions))
+	if len(s.Skipped) > 0 {
+		ks := make([]string, 0, len(s.Skipped))
+		for k := range s.Skipped {
+			ks = append(ks, k)
+		}
+		sort.Strings(ks)
+		parts := make([]string, len(ks))
+		for i, k := range ks {
+			parts[i] = fmt.Sprintf("%s %d", k, s.Skipped[k])
+		}
+		out += "; skipped: " + strings.Join(parts, ", ")
+	}
+	return out
+}
+
+// Marker is lake.json as an ingest run writes it when the lake has none yet; an
+// existing marker (a demo lake, an earlier ingest) is kept.
+type Marker struct {
+	Kind      string    `json:"kind"`
+	Tables    []string  `json:"tables"`
+	Generated string    `json:"generator"`
+	Created   time.Time `json:"created"`
+}
+
+// EnsureLake makes root a lake (lake.json) if it is not one yet. Call it after the
+// first successful merge, so a failed first ingest leaves "no lake", not an empty one.
+func EnsureLake(root string, now time.Time) error {
+	if err := lake.Check(root); err == nil {
+		return nil
+	} else if !errors.Is(err, lake.ErrNoLake) {
+		return err
+	}
+	m := Marker{Kind: "ingest", Generated: "mdq ingest", Created: now.UTC()}
+	for _, t := range lake.Tables() {
+		m.Tables = append(m.Tables, t.Name)
+	}
+	sort.Strings(m.Tables)
+	b, _ := json.MarshalIndent(m, "", "  ")
+	return lake.WriteFileAtomic(filepath.Join(root, lake.MarkerFile), append(b, '\n'))
+}
