@@ -9,9 +9,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -34,6 +37,16 @@ type Options struct {
 	Now     func() time.Time // the one clock all window arithmetic uses; nil is the wall clock
 	Conns   int              // pool size; 0 means the number of cores
 	Logger  *slog.Logger
+	// Memory is the process's memory budget (bytes): DuckDB gets MemoryDuckDBShare of it
+	// (its memory_limit; beyond it DuckDB spills to TempDir), the Go heap the rest
+	// (runtime/debug.SetMemoryLimit, a soft limit). 0 means DefaultMemoryLimit().
+	Memory int64
+	// TempDir is where DuckDB spills; "" means <lake>/.tmp/duckdb.
+	TempDir string
+	// Threads is DuckDB's worker threads; 0 means the number of cores.
+	Threads int
+	// NoGoLimit leaves the Go heap limit alone (tests that open several stores).
+	NoGoLimit bool
 }
 
 // Queries owns the in-process DuckDB over one lake.
@@ -44,6 +57,37 @@ type Queries struct {
 	now     func() time.Time
 	log     *slog.Logger
 	ext     sync.Map // per-store state of route files (in-memory caches), keyed by a type each file owns
+
+	// life is cancelled by Close: every background build (hourly boards, derived-table
+	// publication, indexes) runs under it, so closing the store stops them, and Close
+	// waits for them (bounded) before closing the database.
+	life   context.Context
+	stop   context.CancelFunc
+	bg     sync.WaitGroup
+	budget Budget
+	ready  readiness
+}
+
+// Budget is how a store split its memory budget.
+type Budget struct {
+	Total   int64 // bytes
+	DuckDB  int64 // DuckDB's memory_limit
+	Go      int64 // the Go heap's soft limit
+	Threads int
+	TempDir string
+}
+
+// MemoryDuckDBShare is DuckDB's share of the memory budget; the Go side (request
+// buffers, bounded caches, the HTTP server) has the rest.
+const MemoryDuckDBShare = 0.6
+
+// DefaultMemoryLimit is a quarter of physical memory (SPEC-sized deployments share the
+// machine with the OS page cache, which DuckDB's Parquet reads rely on).
+func DefaultMemoryLimit() int64 {
+	if n := physicalMemory(); n > 0 {
+		return n / 4
+	}
+	return 4 << 30
 }
 
 // Open checks that dir holds a lake and builds one DuckDB view per lake table.
@@ -51,17 +95,31 @@ func Open(ctx context.Context, dir string, opt Options) (*Queries, error) {
 	if err := lake.Check(dir); err != nil {
 		return nil, err
 	}
-	db, err := sql.Open("duckdb", "")
+	b, err := planBudget(dir, opt)
+	if err != nil {
+		return nil, err
+	}
+	// The settings travel in the DSN so that every connection of the pool has them.
+	dsn := fmt.Sprintf("?memory_limit=%dMB&threads=%d&temp_directory=%s",
+		b.DuckDB>>20, b.Threads, url.QueryEscape(b.TempDir))
+	db, err := sql.Open("duckdb", dsn)
 	if err != nil {
 		return nil, err
 	}
 	n := opt.Conns
 	if n <= 0 {
-		n = runtime.NumCPU()
+		// One connection per core answers the cheap routes; more let a slow query (a
+		// board build) not hold the cheap ones back. DuckDB shares its threads and
+		// memory limit across connections, so this does not multiply either.
+		n = 2 * runtime.NumCPU()
 	}
 	db.SetMaxOpenConns(n)
 	db.SetMaxIdleConns(n)
-	q := &Queries{db: db, dir: dir, timeout: opt.Timeout, now: opt.Now, log: opt.Logger}
+	if !opt.NoGoLimit {
+		debug.SetMemoryLimit(b.Go)
+	}
+	q := &Queries{db: db, dir: dir, timeout: opt.Timeout, now: opt.Now, log: opt.Logger, budget: b}
+	q.life, q.stop = context.WithCancel(context.Background())
 	if q.timeout <= 0 {
 		q.timeout = 30 * time.Second
 	}
@@ -78,8 +136,71 @@ func Open(ctx context.Context, dir string, opt Options) (*Queries, error) {
 	return q, nil
 }
 
-// Close releases the database.
-func (q *Queries) Close() error { return q.db.Close() }
+// planBudget splits opt.Memory between DuckDB and Go and prepares the spill directory.
+func planBudget(dir string, opt Options) (Budget, error) {
+	b := Budget{Total: opt.Memory, Threads: opt.Threads, TempDir: opt.TempDir}
+	if b.Total <= 0 {
+		b.Total = DefaultMemoryLimit()
+	}
+	if b.Total < 256<<20 {
+		return b, fmt.Errorf("memory limit %d MB is below the 256 MB the store needs", b.Total>>20)
+	}
+	if b.Threads <= 0 {
+		b.Threads = runtime.NumCPU()
+	}
+	if b.TempDir == "" {
+		b.TempDir = filepath.Join(dir, ".tmp", "duckdb")
+	}
+	if err := os.MkdirAll(b.TempDir, 0o755); err != nil {
+		return b, fmt.Errorf("spill directory: %w", err)
+	}
+	b.DuckDB = int64(float64(b.Total) * MemoryDuckDBShare)
+	b.Go = b.Total - b.DuckDB
+	return b, nil
+}
+
+// Budget returns how the store split its memory budget.
+func (q *Queries) Budget() Budget { return q.budget }
+
+// CloseGrace bounds how long Close waits for cancelled background builds.
+var CloseGrace = 4 * time.Second
+
+// Close stops every background build (their queries are interrupted) and releases
+// the database. A cancelled publication leaves the previous files, never a partial one
+// (the lake writer renames only complete files).
+func (q *Queries) Close() error {
+	q.stop()
+	done := make(chan struct{})
+	go func() { q.bg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(CloseGrace):
+		q.log.Warn("background builds still running at close; closing the database under them")
+	}
+	return q.db.Close()
+}
+
+// Stop cancels every background build without closing the database (a server that is
+// shutting down still answers its in-flight requests). Close calls it too.
+func (q *Queries) Stop() { q.stop() }
+
+// background runs fn in a goroutine under the store's life context (cancelled by
+// Close), tracked so that Close can wait for it. Builds that outlive the request that
+// started them use it instead of context.WithoutCancel.
+func (q *Queries) background(fn func(ctx context.Context)) {
+	q.bg.Add(1)
+	go func() {
+		defer q.bg.Done()
+		fn(q.life)
+	}()
+}
+
+// detach is a context for work a request starts but does not own (a build others will
+// wait for): it ignores the request's cancellation but ends with the store.
+func (q *Queries) detach(context.Context) context.Context { return q.life }
+
+// Life is the store's life context: cancelled when the store closes.
+func (q *Queries) Life() context.Context { return q.life }
 
 // Dir returns the lake directory.
 func (q *Queries) Dir() string { return q.dir }

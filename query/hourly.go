@@ -58,8 +58,9 @@ func (h *hourly[T]) get(ctx context.Context, q *Queries, key string, at time.Tim
 	if bl == nil || !bl.at.Equal(at) || bl.sig != sig {
 		bl = &hourBuild[T]{at: at, sig: sig, done: make(chan struct{})}
 		h.pending[key] = bl
-		// The build is not the request's: it outlives a cancelled request.
-		go h.run(context.WithoutCancel(ctx), q, key, bl, build)
+		// The build is not the request's: it outlives a cancelled request, but not the
+		// store (Close cancels it).
+		q.background(func(life context.Context) { h.run(life, q, key, bl, build) })
 	}
 	h.mu.Unlock()
 	if ok && cur.sig == sig && cur.at.Equal(at.Add(-time.Hour)) {

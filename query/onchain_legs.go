@@ -151,7 +151,7 @@ func (st *legsState) ensure(ctx context.Context, q *Queries, op string, tables [
 	if cur := st.sig.Load(); cur != nil && *cur == sig {
 		return nil
 	}
-	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), OnchainLegsBuildTimeout)
+	bctx, cancel := context.WithTimeout(q.detach(ctx), OnchainLegsBuildTimeout)
 	defer cancel()
 	if err := q.Reload(bctx); err != nil { // a table whose first files appeared since Open
 		return wrap(bctx, op, err)

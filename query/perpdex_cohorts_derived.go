@@ -173,11 +173,11 @@ func (q *Queries) perpdexCohortsEnsure(ctx context.Context) error {
 		st.mu.Lock()
 		st.idle = done
 		st.mu.Unlock()
-		go func() {
+		q.background(func(life context.Context) {
 			defer close(done)
 			defer st.running.Store(false)
-			q.publishCohortsLogged(context.WithoutCancel(ctx), st, hour)
-		}()
+			q.publishCohortsLogged(life, st, hour)
+		})
 	}
 	return nil
 }
@@ -246,7 +246,7 @@ func (q *Queries) RebuildPerpdexCohorts(ctx context.Context, full bool) (CohortB
 	mu.Lock()
 	defer mu.Unlock()
 	// A publication is not a request's query: it gets its own, longer budget.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*q.timeout)
+	ctx, cancel := context.WithTimeout(q.detach(ctx), 10*q.timeout)
 	defer cancel()
 	const op = "perpdex cohorts"
 	// Another store (or process) may have published since these views were made.

@@ -48,7 +48,7 @@ func (q *Queries) perpdexDerived() *perpdexDerived {
 
 func (q *Queries) perpdexBuild(ctx context.Context, d *perpdexDerived) error {
 	// The rebuild is not a request's query: it gets its own, longer budget.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*q.timeout)
+	ctx, cancel := context.WithTimeout(q.detach(ctx), 10*q.timeout)
 	defer cancel()
 	if _, err := q.db.ExecContext(ctx, perpdexBuildTradesSQL); err != nil {
 		return wrap(ctx, "perpdex derived trades", err)
@@ -106,12 +106,12 @@ func (q *Queries) perpdexTradeIndex(ctx context.Context) (*pdTradeIndex, error) 
 		return q.perpdexEnsureIndex(ctx)
 	}
 	if time.Since(x.built) >= PerpdexDerivedTTL && d.building.CompareAndSwap(false, true) {
-		go func() {
+		q.background(func(life context.Context) {
 			defer d.building.Store(false)
-			if _, err := q.perpdexEnsureIndex(context.WithoutCancel(ctx)); err != nil {
+			if _, err := q.perpdexEnsureIndex(life); err != nil {
 				q.log.Error("perpdex derived trades rebuild", "err", err)
 			}
-		}()
+		})
 	}
 	return x, nil
 }

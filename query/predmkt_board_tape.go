@@ -235,8 +235,8 @@ func (q *Queries) predmktTape(ctx context.Context) (*tapeIndex, error) {
 			b = &tapeBuild{done: make(chan struct{})}
 			st.building = b
 			old := st.cur.Load()
-			go func() {
-				bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(q.timeout, 10*time.Minute))
+			q.background(func(life context.Context) {
+				bctx, cancel := context.WithTimeout(life, max(q.timeout, 10*time.Minute))
 				defer cancel()
 				b.ix, b.err = q.buildTape(bctx, old, tf, bf, mf, kf)
 				st.mu.Lock()
@@ -246,7 +246,7 @@ func (q *Queries) predmktTape(ctx context.Context) (*tapeIndex, error) {
 				st.building = nil
 				st.mu.Unlock()
 				close(b.done)
-			}()
+			})
 		}
 		st.mu.Unlock()
 		select {

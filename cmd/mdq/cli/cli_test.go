@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -214,12 +215,7 @@ func TestServeEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin := filepath.Join(t.TempDir(), "mdq")
-	build := exec.Command("go", "build", "-o", bin, "mdq/cmd/mdq")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		t.Fatal(err)
-	}
+	bin := mdqBinary(t)
 	dir := testlake.Tiny(t)
 	cmd := exec.Command(bin, "serve", "--data", dir, "--addr", "127.0.0.1:0", "--clock", "2026-11-20T12:00:00Z")
 	stdout, _ := cmd.StdoutPipe()
@@ -259,5 +255,125 @@ func TestServeEndToEnd(t *testing.T) {
 	logs := stderr.String()
 	if !strings.Contains(logs, `"msg":"request"`) || !strings.Contains(logs, `"request_id"`) || !strings.Contains(logs, "shutting down") {
 		t.Fatalf("access log missing: %s", logs)
+	}
+}
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// mdqBinary builds bin/mdq once per test binary.
+func mdqBinary(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		d, err := os.MkdirTemp("", "mdq-bin-")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(d, "mdq")
+		build := exec.Command("go", "build", "-o", binPath, "mdq/cmd/mdq")
+		build.Stderr = os.Stderr
+		binErr = build.Run()
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+// startServe starts `mdq serve` on loopback over dir and returns its base URL.
+func startServe(t *testing.T, dir string, stderr *bytes.Buffer, extra ...string) (*exec.Cmd, string) {
+	t.Helper()
+	args := append([]string{"serve", "--data", dir, "--addr", "127.0.0.1:0", "--clock", "2026-11-20T12:30:00Z"}, extra...)
+	cmd := exec.Command(mdqBinary(t), args...)
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() }) //nolint:errcheck
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("no banner: %v %s", err, stderr.String())
+	}
+	return cmd, strings.Fields(line)[3]
+}
+
+func getStatus(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestReadyzBeforeAndAfterWarm: /readyz answers 503 with a JSON reason until every
+// area's derived state is current for the serving clock, then 200; /healthz (liveness)
+// is 200 throughout.
+func TestReadyzBeforeAndAfterWarm(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	var stderr bytes.Buffer
+	_, base := startServe(t, testlake.Copy(t), &stderr)
+	if code, _ := getStatus(t, base+"/healthz"); code != 200 {
+		t.Fatalf("healthz %d", code)
+	}
+	seen503 := false
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		code, body := getStatus(t, base+"/readyz")
+		if code == 200 {
+			if !strings.Contains(body, `"ready":true`) || !strings.Contains(body, "ready as of 2026-11-20T12:00:00Z") {
+				t.Fatalf("ready body: %s", body)
+			}
+			break
+		}
+		if code != 503 || !strings.Contains(body, `"ready":false`) || !strings.Contains(body, `"reason":"`) {
+			t.Fatalf("not-ready answer: %d %s", code, body)
+		}
+		seen503 = true
+		if time.Now().After(deadline) {
+			t.Fatalf("not ready after 2 minutes: %s\n%s", body, stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !seen503 {
+		t.Log("the warm-up finished before the first probe; only the ready state was observed")
+	}
+}
+
+// TestShutdownDuringBuildEndsWithin15s: SIGTERM while the derived state is being built
+// (right after start) ends the process cleanly (exit 0) within 15 s.
+func TestShutdownDuringBuildEndsWithin15s(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	var stderr bytes.Buffer
+	cmd, base := startServe(t, testlake.Copy(t), &stderr)
+	code, body := getStatus(t, base+"/readyz")
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("exit after SIGTERM: %v\n%s", err, stderr.String())
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatalf("still running 15 s after SIGTERM\n%s", stderr.String())
+	}
+	t.Logf("readyz at SIGTERM: %d %s; exited in %s", code, body, time.Since(start).Round(time.Millisecond))
+	if !strings.Contains(stderr.String(), `"msg":"stopped"`) {
+		t.Fatalf("no clean stop in the log: %s", stderr.String())
 	}
 }

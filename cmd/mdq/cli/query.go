@@ -67,7 +67,7 @@ func routeCmd(cfg *Config, rt *handlers.Route, format, clock *string) *cobra.Com
 			if err != nil {
 				return err
 			}
-			qs, err := query.Open(cmd.Context(), cfg.Data, query.Options{Now: now})
+			qs, err := query.Open(cmd.Context(), cfg.Data, cfg.storeOptions(query.Options{Now: now}))
 			if err != nil {
 				return err
 			}

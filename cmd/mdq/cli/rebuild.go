@@ -2,8 +2,10 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -32,7 +34,7 @@ func newRebuildCmd(cfg *Config) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			q, err := query.Open(cmd.Context(), cfg.Data, query.Options{Now: now})
+			q, err := query.Open(cmd.Context(), cfg.Data, cfg.storeOptions(query.Options{Now: now}))
 			if err != nil {
 				return err
 			}
@@ -93,6 +95,7 @@ func publishCohorts(ctx context.Context, dir string, now func() time.Time) (stri
 // at start and checks every minute whether the store clock entered a new hour, so
 // requests rarely pay for a rebuild.
 func boardRefresher(ctx context.Context, _ *Config, _ *cobra.Command, api *handlers.API) (func(), error) {
+	api.Mounts = append(api.Mounts, handlers.Mount{Prefix: "/readyz", Handler: readyHandler(api.Q)})
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -101,18 +104,26 @@ func boardRefresher(ctx context.Context, _ *Config, _ *cobra.Command, api *handl
 		defer t.Stop()
 		for {
 			// The prediction-market board and its tape index (ohlcv, orderbook, smart money,
-			// events), then the perpetuals boards.
-			if err := api.Q.WarmPredmkt(ctx); err != nil && ctx.Err() == nil && api.Log != nil {
-				api.Log.Error("predmkt board rebuild", "err", err)
-			}
-			if err := api.Q.PerpdexCohortsWarm(ctx); err != nil && ctx.Err() == nil && api.Log != nil {
-				api.Log.Error("perpdex cohort labels", "err", err)
-			}
-			if err := api.Q.PerpdexWarm(ctx); err != nil && ctx.Err() == nil && api.Log != nil {
-				api.Log.Error("perpdex board rebuild", "err", err)
-			}
-			if err := api.Q.OnchainWarm(ctx); err != nil && ctx.Err() == nil && api.Log != nil {
-				api.Log.Error("onchain board rebuild", "err", err)
+			// events), then the perpetuals boards, then the on-chain state; each area's
+			// outcome feeds /readyz.
+			for _, w := range []struct {
+				area string
+				fn   func(context.Context) error
+			}{
+				{"predmkt", api.Q.WarmPredmkt},
+				{"perpdex_cohorts", api.Q.PerpdexCohortsWarm},
+				{"perpdex", api.Q.PerpdexWarm},
+				{"onchain", api.Q.OnchainWarm},
+			} {
+				at := api.Q.Now()
+				err := w.fn(ctx)
+				if ctx.Err() != nil {
+					return
+				}
+				api.Q.MarkWarm(w.area, at, err)
+				if err != nil && api.Log != nil {
+					api.Log.Error(w.area+" derived state", "err", err)
+				}
 			}
 			select {
 			case <-ctx.Done():
@@ -122,4 +133,23 @@ func boardRefresher(ctx context.Context, _ *Config, _ *cobra.Command, api *handl
 		}
 	}()
 	return func() { cancel(); <-done }, nil
+}
+
+// readyHandler answers /readyz: 200 once every area's derived state is current for the
+// serving clock, 503 with the reason before (or when an area fails or falls behind).
+// /healthz stays liveness. Public, like /healthz: a load balancer probes it without a key.
+func readyHandler(q *query.Queries) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/readyz" {
+			http.NotFound(w, r)
+			return
+		}
+		rep := q.Ready()
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		if !rep.Ready {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+		json.NewEncoder(w).Encode(rep) //nolint:errcheck
+	})
 }

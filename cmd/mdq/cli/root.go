@@ -19,6 +19,10 @@ type Config struct {
 	Data    string
 	Version string
 	Stdin   io.Reader
+	// MemoryFlag is --memory-limit as given; Memory its value in bytes (0: the store's
+	// default, a quarter of physical memory).
+	MemoryFlag string
+	Memory     int64
 }
 
 // Validate checks the shared flags.
@@ -26,6 +30,11 @@ func (c *Config) Validate() error {
 	if c.Data == "" {
 		return errors.New("--data must not be empty")
 	}
+	m, err := parseMemory(c.MemoryFlag)
+	if err != nil {
+		return err
+	}
+	c.Memory = m
 	return nil
 }
 
@@ -62,6 +71,8 @@ func NewRoot(version string, stdin io.Reader) *cobra.Command {
 		def = "./data"
 	}
 	root.PersistentFlags().StringVar(&cfg.Data, "data", def, "lake directory (env MDQ_DATA)")
+	root.PersistentFlags().StringVar(&cfg.MemoryFlag, "memory-limit", os.Getenv("MDQ_MEMORY_LIMIT"),
+		"memory budget of the process, e.g. 6GB, 512MB or 25% of physical memory (env MDQ_MEMORY_LIMIT; default 25%): DuckDB gets 60% and spills to <data>/.tmp beyond it, the Go heap the rest")
 	root.AddCommand(
 		newServeCmd(cfg),
 		newQueryCmd(cfg),

@@ -18,7 +18,7 @@ func newSQLCmd(cfg *Config) *cobra.Command {
 		Short: "Run DuckDB SQL over the lake's views (predmkt_trades, perpdex_fills, onchain_transfers, ...)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			q, err := query.Open(cmd.Context(), cfg.Data, query.Options{Timeout: 10 * time.Minute})
+			q, err := query.Open(cmd.Context(), cfg.Data, cfg.storeOptions(query.Options{Timeout: 10 * time.Minute}))
 			if err != nil {
 				return err
 			}
