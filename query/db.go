@@ -45,6 +45,10 @@ type Options struct {
 	TempDir string
 	// Threads is DuckDB's worker threads; 0 means the number of cores.
 	Threads int
+	// ServeStale lets requests answer from the last published derived tables while a
+	// newer publication runs in the background (mdq serve); otherwise a store brings
+	// them up to date before answering (the offline CLI).
+	ServeStale bool
 	// NoGoLimit leaves the Go heap limit alone (tests that open several stores).
 	NoGoLimit bool
 }
@@ -66,6 +70,8 @@ type Queries struct {
 	bg     sync.WaitGroup
 	budget Budget
 	ready  readiness
+
+	serveStale bool
 }
 
 // Budget is how a store split its memory budget.
@@ -118,7 +124,7 @@ func Open(ctx context.Context, dir string, opt Options) (*Queries, error) {
 	if !opt.NoGoLimit {
 		debug.SetMemoryLimit(b.Go)
 	}
-	q := &Queries{db: db, dir: dir, timeout: opt.Timeout, now: opt.Now, log: opt.Logger, budget: b}
+	q := &Queries{db: db, dir: dir, timeout: opt.Timeout, now: opt.Now, log: opt.Logger, budget: b, serveStale: opt.ServeStale}
 	q.life, q.stop = context.WithCancel(context.Background())
 	if q.timeout <= 0 {
 		q.timeout = 30 * time.Second

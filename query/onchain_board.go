@@ -32,6 +32,10 @@ func (q *Queries) onchainSig() string {
 // the labels board. Call it at start and at each hour turn so requests never wait for
 // a build (a request for a board not built yet builds it, waiting once).
 func (q *Queries) OnchainWarm(ctx context.Context) error {
+	// The legs first: only partitions whose transfers changed are recomputed.
+	if _, err := q.PublishOnchainLegs(ctx); err != nil {
+		return err
+	}
 	if err := q.onchainLegs(ctx); err != nil {
 		return err
 	}

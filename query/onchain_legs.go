@@ -18,121 +18,97 @@ import (
 	sqlfiles "mdq/sql"
 )
 
-var (
-	onchainLegsBuildSQL   = sqlfiles.MustRead("onchain/legs_build.sql")
-	onchainLabelsBuildSQL = sqlfiles.MustRead("onchain/labels_build.sql")
-	onchainLegsTokSQL     = sqlfiles.MustRead("onchain/legs_tok_build.sql")
-	onchainLegsChainSQL   = sqlfiles.MustRead("onchain/legs_build_chain.sql")
-	onchainLegsTokChain   = sqlfiles.MustRead("onchain/legs_tok_build_chain.sql")
-	onchainLegsChainsSQL  = sqlfiles.MustRead("onchain/legs_chains.sql")
-	onchainLegsSwapSQL    = sqlfiles.MustRead("onchain/legs_swap.sql")
-	onchainLegsTokSwapSQL = sqlfiles.MustRead("onchain/legs_tok_swap.sql")
-)
+var onchainLabelsBuildSQL = sqlfiles.MustRead("onchain/labels_build.sql")
 
-// OnchainLegsBuildTimeout bounds the one-off build of the in-memory legs table (about
-// 15 s on the medium demo lake on two cores).
+// OnchainLegsBuildTimeout bounds one hourly on-chain board build and one first
+// publication of the legs that a request has to wait for.
 var OnchainLegsBuildTimeout = 5 * time.Minute
 
-// legsState is the per-store state of the in-memory tables: the signature of the
-// files they were built from.
+// errIndexUnfit reports data a Go index cannot hold exactly (ids out of range, sums
+// beyond int64); the route then answers from its SQL.
+var errIndexUnfit = errors.New("data unfit for the Go index (id range or int64 sums)")
+
+// legsState is the per-store state of the on-chain derived state: the signature of the
+// files the label cascade and the boards were built from, and the freshness of the
+// published legs (onchain_legs and onchain_legs_by_token, tables of the lake).
 type legsState struct {
 	sig    atomic.Pointer[string]
 	labels atomic.Pointer[map[string]Label]     // the cascade of onchain_labels_mem, in Go
-	index  atomic.Pointer[ocIndex]              // the Go per-wallet index of the legs
 	syms   atomic.Pointer[map[[2]string]string] // side tables: (chain, token) -> symbol
 	bal    atomic.Pointer[ocBalIndex]           // side tables: the Go balances index
 	mu     sync.Mutex
+
+	checked    atomic.Int64 // unix ns of the last check that the legs were current
+	publishing atomic.Bool  // a background publication runs
 }
 
 type legsKey struct{}
 
-// onchainLegs makes sure onchain_legs_mem, its token-ordered copy onchain_legs_tok_mem
-// and onchain_labels_mem reflect the lake's
-// current transfers and label files
-// (names, sizes and modification times), building it on first use and rebuilding it
-// when a file was added, replaced or removed. Requests arriving during a build wait.
+// legsCheckEvery throttles the freshness check of the published legs (a stat of every
+// transfers partition) on the request path.
+const legsCheckEvery = time.Second
+
+// onchainLegs makes sure the published legs reflect the lake's transfer files and the
+// label cascade its label files. The legs are tables of the lake, published
+// incrementally (PublishOnchainLegs): a store that finds them behind the transfers
+// publishes the missing partitions, in the background when it serves stale data
+// (Options.ServeStale: a server answers from the last published legs meanwhile) and
+// before answering otherwise (the offline CLI, or a lake with no legs published yet).
 func (q *Queries) onchainLegs(ctx context.Context) error {
 	v, _ := q.ext.LoadOrStore(legsKey{}, &legsState{})
 	st := v.(*legsState)
-	return st.ensure(ctx, q, "onchain legs", []*lake.Table{lake.OnchainTransfers, lake.OnchainLabels, lake.OnchainLabelSources},
+	if err := q.ensureLegsPublished(ctx, st); err != nil {
+		return err
+	}
+	return st.ensure(ctx, q, "onchain labels", []*lake.Table{lake.OnchainLegs, lake.OnchainLabels, lake.OnchainLabelSources},
 		func(bctx context.Context) error {
-			if err := q.buildLegs(bctx); err != nil {
-				return err
-			}
 			if _, err := q.db.ExecContext(bctx, onchainLabelsBuildSQL); err != nil {
-				return wrap(bctx, "onchain legs", err)
+				return wrap(bctx, "onchain labels", err)
 			}
 			labels, err := q.readLabels(bctx)
 			if err != nil {
 				return err
 			}
-			idx, err := q.buildWalletIndex(bctx)
-			if errors.Is(err, errIndexUnfit) {
-				// Not a store failure: the routes answer from their SQL instead.
-				q.log.Warn("onchain wallet index not built; per-wallet routes use SQL", "err", err)
-				idx, err = nil, nil
-			}
-			if err != nil {
-				return err
-			}
 			st.labels.Store(&labels)
-			st.index.Store(idx)
 			return nil
 		})
 }
 
-// buildLegs builds onchain_legs_mem and onchain_legs_tok_mem one chain at a time (each
-// chain's legs sorted apart, in chain order, so the tables are in the same order as
-// one sort of every chain would give): the sort of one chain is about a third of the
-// peak memory of sorting all of them at once.
-func (q *Queries) buildLegs(ctx context.Context) error {
-	rows, err := q.db.QueryContext(ctx, onchainLegsChainsSQL)
+func (q *Queries) ensureLegsPublished(ctx context.Context, st *legsState) error {
+	const op = "onchain legs"
+	if time.Now().UnixNano()-st.checked.Load() < int64(legsCheckEvery) {
+		return nil
+	}
+	cur, err := q.onchainLegsCurrent()
 	if err != nil {
-		return wrap(ctx, "onchain legs", err)
+		return &StoreError{Op: op, Err: err}
 	}
-	var chains []string
-	for rows.Next() {
-		var c string
-		if err := rows.Scan(&c); err != nil {
-			rows.Close()
-			return wrap(ctx, "onchain legs", err)
-		}
-		chains = append(chains, c)
+	if cur {
+		st.checked.Store(time.Now().UnixNano())
+		return nil
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return wrap(ctx, "onchain legs", err)
+	have, err := lake.OnchainLegs.Files(q.dir)
+	if err != nil {
+		return &StoreError{Op: op, Err: err}
 	}
-	for _, step := range []struct{ create, insert, swap string }{
-		{onchainLegsBuildSQL, onchainLegsChainSQL, onchainLegsSwapSQL},
-		{onchainLegsTokSQL, onchainLegsTokChain, onchainLegsTokSwapSQL},
-	} {
-		if _, err := q.db.ExecContext(ctx, step.create); err != nil {
-			return wrap(ctx, "onchain legs", err)
+	if len(have) > 0 && q.serveStale {
+		if st.publishing.CompareAndSwap(false, true) {
+			q.background(func(life context.Context) {
+				defer st.publishing.Store(false)
+				if _, err := q.PublishOnchainLegs(life); err != nil && life.Err() == nil {
+					q.log.Error("onchain legs publication", "err", err)
+				}
+			})
 		}
-		for _, c := range chains {
-			if _, err := q.db.ExecContext(ctx, step.insert, c); err != nil {
-				return wrap(ctx, "onchain legs", err)
-			}
-		}
-		if err := q.swapTable(ctx, step.swap); err != nil {
-			return err
-		}
+		return nil
 	}
+	bctx, cancel := context.WithTimeout(q.detach(ctx), OnchainLegsBuildTimeout)
+	defer cancel()
+	if _, err := q.PublishOnchainLegs(bctx); err != nil {
+		return err
+	}
+	st.checked.Store(time.Now().UnixNano())
 	return nil
-}
-
-// swapTable runs a swap file (a DROP and a RENAME) in one transaction.
-func (q *Queries) swapTable(ctx context.Context, swap string) error {
-	tx, err := q.db.BeginTx(ctx, nil)
-	if err != nil {
-		return wrap(ctx, "onchain legs", err)
-	}
-	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
-	if _, err := tx.ExecContext(ctx, swap); err != nil {
-		return wrap(ctx, "onchain legs", err)
-	}
-	return wrap(ctx, "onchain legs", tx.Commit())
 }
 
 // ensure runs build when the files of tables differ from those the in-memory tables

@@ -38,11 +38,6 @@ func (q *Queries) OnchainWallet(ctx context.Context, address string) (WalletSumm
 	if err := q.onchainLegs(ctx); err != nil {
 		return WalletSummary{}, err
 	}
-	if x := q.walletIndex(); x != nil {
-		if out, ok := x.wallet(address, micros(q.Now())); ok {
-			return out, nil
-		}
-	}
 	return q.onchainWalletSQL(ctx, address)
 }
 

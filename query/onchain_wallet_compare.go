@@ -55,9 +55,6 @@ func (q *Queries) OnchainWalletCompare(ctx context.Context, chain, a, b, window 
 		return out, err
 	}
 	since, until := windowBounds(q.Now(), window)
-	if x := q.walletIndex(); x != nil && x.compare(&out, chain, a, b, since, until, limit) {
-		return q.finishCompare(ctx, out)
-	}
 	return q.onchainWalletCompareSQL(ctx, out, since, until, limit)
 }
 

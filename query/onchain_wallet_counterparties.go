@@ -32,11 +32,6 @@ func (q *Queries) OnchainWalletCounterparties(ctx context.Context, chain, addres
 		return nil, err
 	}
 	since, until := windowBounds(q.Now(), window)
-	if x := q.walletIndex(); x != nil {
-		if items, ok := x.counterparties(chain, address, since, until, limit); ok {
-			return q.labelCounterparties(items), nil
-		}
-	}
 	return q.onchainWalletCounterpartiesSQL(ctx, chain, address, since, until, limit)
 }
 

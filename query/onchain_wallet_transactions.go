@@ -61,11 +61,6 @@ func (q *Queries) OnchainWalletTransactions(ctx context.Context, p OnchainWallet
 	}
 	now := q.Now()
 	since, until := micros(now.Add(-time.Duration(p.Days)*24*time.Hour)), micros(now)
-	if x, syms := q.walletIndex(), q.symbols(); x != nil && syms != nil {
-		if items, next, ok := x.transactions(p, since, until, *syms); ok {
-			return items, next, nil
-		}
-	}
 	return q.onchainWalletTransactionsSQL(ctx, p, since, until)
 }
 

@@ -15,7 +15,7 @@ WITH wt AS (
            bool_and(priced) AS priced,
            -- a self-transfer is one transfer: its sending leg does not count again
            count(*) FILTER (WHERE NOT (self AND dir = -1)) AS n
-    FROM onchain_legs_mem
+    FROM onchain_legs
     WHERE chain = $1 AND block_time > make_timestamp($2) AND block_time <= make_timestamp($3)
     GROUP BY wallet, token
 ),
@@ -37,7 +37,7 @@ wallets AS (
 ),
 seen AS (
     SELECT wallet AS address, min(block_time) AS first_seen, max(block_time) AS last_active
-    FROM onchain_legs_mem
+    FROM onchain_legs
     WHERE chain = $1 AND block_time <= make_timestamp($3) AND wallet IN (SELECT address FROM wallets)
     GROUP BY wallet
 )

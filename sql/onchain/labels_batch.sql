@@ -12,7 +12,7 @@ act AS (
     SELECT wallet AS address,
            sum(usd) FILTER (WHERE dir = 1) AS inflow, sum(usd) FILTER (WHERE dir = -1) AS outflow,
            count(*) FILTER (WHERE NOT (self AND dir = -1)) AS tx, count(DISTINCT token) AS toks
-    FROM onchain_legs_mem
+    FROM onchain_legs
     WHERE wallet IN (SELECT address FROM lab) AND chain = 'ethereum'
       AND block_time > make_timestamp($1) AND block_time <= make_timestamp($2)
     GROUP BY wallet

@@ -22,7 +22,7 @@ wt AS (
     SELECT wallet AS w, token,
            sum(amount) FILTER (WHERE dir = 1) AS b, sum(usd) FILTER (WHERE dir = 1) AS bu,
            sum(amount) FILTER (WHERE dir = -1) AS s, sum(usd) FILTER (WHERE dir = -1) AS su
-    FROM onchain_legs_mem
+    FROM onchain_legs
     WHERE chain = $1 AND block_time <= make_timestamp($3) AND priced
     GROUP BY wallet, token
 ),
@@ -39,7 +39,7 @@ tx AS (
            l.cp NOT IN (SELECT address FROM venues) AS t_wallet,
            l.wallet IN (SELECT address FROM cohort) AS f_smart,
            l.cp IN (SELECT address FROM cohort) AS t_smart
-    FROM onchain_legs_mem l
+    FROM onchain_legs l
     WHERE l.chain = $1 AND l.dir = -1
       AND l.block_time >= CAST(CAST($2 AS DATE) AS TIMESTAMP) AND l.block_time <= make_timestamp($3)
 ),

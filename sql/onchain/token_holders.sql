@@ -12,7 +12,7 @@ WITH h AS (
            coalesce(sum(amount) FILTER (WHERE dir = 1), 0) - coalesce(sum(amount) FILTER (WHERE dir = -1), 0) AS net_tokens,
            count(*) FILTER (WHERE NOT (self AND dir = -1)) AS tx_count,
            min(block_time) AS first_ts, max(block_time) AS last_ts
-    FROM onchain_legs_tok_mem
+    FROM onchain_legs_by_token
     WHERE chain = $1 AND block_time <= make_timestamp($2)
       AND wallet <> '0x0000000000000000000000000000000000000000'
     GROUP BY token, wallet

@@ -23,7 +23,7 @@ agg AS (
            coalesce(sum(l.usd) FILTER (WHERE l.dir = 1), 0) AS usd_spent,
            coalesce(sum(l.usd) FILTER (WHERE l.dir = -1), 0) AS usd_received,
            list_sort(list(DISTINCT l.chain)) AS chains
-    FROM onchain_legs_tok_mem l
+    FROM onchain_legs_by_token l
     SEMI JOIN targets g ON g.chain = l.chain AND g.token = l.token
     WHERE l.block_time > make_timestamp($3) AND l.block_time <= make_timestamp($4)
       AND l.wallet <> '0x0000000000000000000000000000000000000000'

@@ -11,7 +11,7 @@ WITH agg AS (
            coalesce(sum(l.amount) FILTER (WHERE l.dir = -1), 0) AS sold,
            coalesce(sum(l.usd) FILTER (WHERE l.dir = 1), 0) AS usd_spent,
            coalesce(sum(l.usd) FILTER (WHERE l.dir = -1), 0) AS usd_received
-    FROM onchain_legs_tok_mem l
+    FROM onchain_legs_by_token l
     WHERE l.chain = $1 AND l.block_time > make_timestamp($2) AND l.block_time <= make_timestamp($3)
       AND l.wallet <> '0x0000000000000000000000000000000000000000'
       AND l.token <> '0x0000000000000000000000000000000000000000'

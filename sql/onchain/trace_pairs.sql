@@ -11,7 +11,7 @@ SELECT wallet AS x, cp AS c,
        coalesce(sum(usd) FILTER (WHERE dir = 1), 0)::DOUBLE AS in_usd,
        count(*) AS tx_count,
        sum(usd)::DOUBLE AS vol
-FROM onchain_legs_mem
+FROM onchain_legs
 WHERE chain = $1 AND NOT self
   AND block_time > make_timestamp($2) AND block_time <= make_timestamp($3)
 GROUP BY wallet, cp

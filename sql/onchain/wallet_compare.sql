@@ -9,12 +9,12 @@
 -- to the range between the two addresses, which spans most of the chain's legs.
 WITH sides AS (
     SELECT wallet AS w, cp AS other, token AS token_address, usd, dir
-    FROM onchain_legs_mem
+    FROM onchain_legs
     WHERE wallet = $2 AND chain = $1 AND NOT self
       AND block_time > make_timestamp($4) AND block_time <= make_timestamp($5)
     UNION ALL
     SELECT wallet, cp, token, usd, dir
-    FROM onchain_legs_mem
+    FROM onchain_legs
     WHERE wallet = $3 AND $3 <> $2 AND chain = $1 AND NOT self
       AND block_time > make_timestamp($4) AND block_time <= make_timestamp($5)
 ),

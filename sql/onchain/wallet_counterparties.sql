@@ -9,7 +9,7 @@ WITH c AS (
            sum(usd) FILTER (WHERE dir = 1) AS in_usd,
            count(*) AS tx_count, count(DISTINCT token) AS tokens,
            min(block_time) AS first_ts, max(block_time) AS last_ts
-    FROM onchain_legs_mem
+    FROM onchain_legs
     WHERE wallet = $2 AND chain = $1 AND NOT self
       AND block_time > make_timestamp($3) AND block_time <= make_timestamp($4)
     GROUP BY cp

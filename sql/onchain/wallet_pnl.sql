@@ -11,7 +11,7 @@ f AS (
            sum(usd) FILTER (WHERE dir = 1) AS inflow,
            sum(usd) FILTER (WHERE dir = -1) AS outflow,
            count(*) FILTER (WHERE NOT (self AND dir = -1)) AS tx_count
-    FROM onchain_legs_mem
+    FROM onchain_legs
     WHERE wallet = $2 AND chain = $1
       AND block_time >= CAST(CAST($3 AS DATE) AS TIMESTAMP) AND block_time <= make_timestamp($4)
     GROUP BY 1

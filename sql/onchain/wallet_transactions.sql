@@ -10,7 +10,7 @@ SELECT l.tx_hash, l.block_number, epoch_us(l.block_time) AS bt, l.log_index, l.t
        CASE WHEN l.dir = 1 THEN l.cp ELSE l.wallet END AS from_address,
        CASE WHEN l.dir = 1 THEN l.wallet ELSE l.cp END AS to_address,
        l.amount::DOUBLE, CASE WHEN l.priced THEN l.usd::DOUBLE END
-FROM onchain_legs_mem l
+FROM onchain_legs l
 LEFT JOIN onchain_tokens_mem k ON k.chain = l.chain AND k.token_address = l.token
 WHERE l.wallet = $2 AND l.chain = $1
   AND l.block_time > make_timestamp($3) AND l.block_time <= make_timestamp($4)

@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"mdq/ingest/demo"
+	"mdq/query"
 )
 
 func newDemoCmd(cfg *Config) *cobra.Command {
@@ -39,18 +41,23 @@ func newDemoCmd(cfg *Config) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			// The derived cohort tables, at the demo's end as the store clock (the labels
-			// depend only on the lake and the end), so that no serve or query has to
-			// build them first.
-			c, err := publishCohorts(cmd.Context(), cfg.Data, func() time.Time { return m.End })
+			// Every derived table, at the demo's end as the store clock, so that no serve
+			// or query has to build them first.
+			var derived strings.Builder
+			q, err := query.Open(cmd.Context(), cfg.Data, cfg.storeOptions(query.Options{Now: func() time.Time { return m.End }}))
 			if err != nil {
-				return fmt.Errorf("perpdex cohort labels: %w", err)
+				return err
+			}
+			err = publishDerived(cmd.Context(), q, &derived)
+			q.Close()
+			if err != nil {
+				return fmt.Errorf("derived tables: %w", err)
 			}
 			size, _ := dirSize(cfg.Data)
 			fmt.Fprintf(cmd.OutOrStdout(), "demo lake (%s, seed %d) %s to %s written to %s: %.1f MB in %s\n",
 				m.Scale, m.Seed, m.Start.Format(time.RFC3339), m.End.Format(time.RFC3339), cfg.Data,
 				float64(size)/1e6, time.Since(start).Round(100*time.Millisecond))
-			fmt.Fprintln(cmd.OutOrStdout(), c)
+			fmt.Fprint(cmd.OutOrStdout(), derived.String())
 			return nil
 		},
 	}

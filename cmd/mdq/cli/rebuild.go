@@ -50,6 +50,12 @@ func newRebuildCmd(cfg *Config) *cobra.Command {
 // clock (mdq rebuild, after an ingest, at the end of mdq demo) and prints one line per
 // table family.
 func publishDerived(ctx context.Context, q *query.Queries, out io.Writer) error {
+	legs, err := q.PublishOnchainLegs(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "onchain legs: %d of %d partitions recomputed, %d removed, in %s\n",
+		len(legs.Written), legs.Partitions, len(legs.Removed), legs.Took.Round(time.Millisecond))
 	start := time.Now()
 	b, err := q.RebuildPredmktBoard(ctx)
 	if err != nil {
@@ -78,16 +84,6 @@ func rebuildCohorts(ctx context.Context, q *query.Queries) (string, error) {
 		c.HourlyRows, len(c.HourlyDates), c.LastHour.Format(time.RFC3339), c.CurrentRows, time.Since(start).Round(time.Millisecond)), nil
 }
 
-// publishCohorts opens the lake at dir with the clock now and publishes its cohort
-// labels (mdq demo, at the end of generation).
-func publishCohorts(ctx context.Context, dir string, now func() time.Time) (string, error) {
-	q, err := query.Open(ctx, dir, query.Options{Now: now})
-	if err != nil {
-		return "", err
-	}
-	defer q.Close()
-	return rebuildCohorts(ctx, q)
-}
 
 // boardRefresher keeps the hourly boards current in a running server: it builds (or
 // loads) the prediction-market board and tape index, the perpetuals leaderboard and

@@ -79,7 +79,7 @@ func runServe(ctx context.Context, cfg *Config, f *serveFlags, cmd *cobra.Comman
 	if err != nil {
 		return err
 	}
-	q, err := query.Open(ctx, cfg.Data, cfg.storeOptions(query.Options{Timeout: f.queryTimeout, Now: now, Logger: log}))
+	q, err := query.Open(ctx, cfg.Data, cfg.storeOptions(query.Options{Timeout: f.queryTimeout, Now: now, Logger: log, ServeStale: true}))
 	if err != nil {
 		return err
 	}

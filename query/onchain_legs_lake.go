@@ -1,0 +1,226 @@
+package query
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"mdq/lake"
+	sqlfiles "mdq/sql"
+)
+
+var (
+	onchainLegsPublishSQL     = sqlfiles.MustRead("onchain/legs_publish.sql")
+	onchainLegsByTokPublishSQ = sqlfiles.MustRead("onchain/legs_by_token_publish.sql")
+)
+
+// legsSources is the sidecar of the published legs: for each (chain, date) partition,
+// the signature (size and modification time) of the onchain_transfers file it was
+// computed from. A partition whose source signature differs (a new day, a late day, a
+// corrected file) is recomputed; one whose source is gone is removed; the rest are
+// left alone, so publishing one more day costs that day.
+const legsSourcesFile = "onchain/legs/_sources.json"
+
+var legsLocks sync.Map // lake dir -> *sync.Mutex: one publication at a time per lake in a process
+
+// LegsPublication is what one publication did.
+type LegsPublication struct {
+	Partitions int           // (chain, date) partitions of the source
+	Written    []string      // partitions recomputed ("chain=X/date=D")
+	Removed    []string      // partitions whose source disappeared
+	Took       time.Duration // wall time
+}
+
+// PublishOnchainLegs brings onchain_legs and onchain_legs_by_token up to date with the
+// lake's transfer files, recomputing only the partitions whose source changed. Each
+// file is written atomically (temp, fsync, rename) and the sidecar is updated after
+// each partition, so a cancelled publication leaves every file either as it was or
+// complete, and the next publication carries on where it stopped.
+func (q *Queries) PublishOnchainLegs(ctx context.Context) (LegsPublication, error) {
+	const op = "onchain legs publication"
+	start := time.Now()
+	mu, _ := legsLocks.LoadOrStore(q.dir, &sync.Mutex{})
+	mu.(*sync.Mutex).Lock()
+	defer mu.(*sync.Mutex).Unlock()
+
+	src, err := transferPartitions(q.dir)
+	if err != nil {
+		return LegsPublication{}, &StoreError{Op: op, Err: err}
+	}
+	done, err := readLegsSources(q.dir)
+	if err != nil {
+		return LegsPublication{}, &StoreError{Op: op, Err: err}
+	}
+	pub := LegsPublication{Partitions: len(src)}
+	var todo []string
+	for part, sig := range src {
+		if done[part] != sig {
+			todo = append(todo, part)
+		}
+	}
+	sort.Strings(todo)
+	var gone []string
+	for part := range done {
+		if _, ok := src[part]; !ok {
+			gone = append(gone, part)
+		}
+	}
+	sort.Strings(gone)
+	if len(todo) == 0 && len(gone) == 0 {
+		pub.Took = time.Since(start)
+		return pub, nil
+	}
+	// The views must see the transfers partitions that appeared since Open, and the
+	// legs view must exist to read a just-written partition back.
+	if err := q.Reload(ctx); err != nil {
+		return pub, wrap(ctx, op, err)
+	}
+	conn, err := q.db.Conn(ctx)
+	if err != nil {
+		return pub, wrap(ctx, op, err)
+	}
+	defer conn.Close()
+	for _, part := range gone {
+		for _, t := range []*lake.Table{lake.OnchainLegs, lake.OnchainLegsByToken} {
+			if err := removePartition(q.dir, t, part); err != nil {
+				return pub, &StoreError{Op: op, Err: err}
+			}
+		}
+		delete(done, part)
+		if err := writeLegsSources(q.dir, done); err != nil {
+			return pub, &StoreError{Op: op, Err: err}
+		}
+		pub.Removed = append(pub.Removed, part)
+	}
+	for i, part := range todo {
+		chain, date := splitPart(part)
+		n, err := lake.CopyQuery(ctx, conn, q.dir, lake.OnchainLegs, []string{chain, date}, onchainLegsPublishSQL, chain, date)
+		if err != nil {
+			return pub, wrap(ctx, op, err)
+		}
+		if n == 0 { // an empty source day: no legs
+			for _, t := range []*lake.Table{lake.OnchainLegs, lake.OnchainLegsByToken} {
+				if err := removePartition(q.dir, t, part); err != nil {
+					return pub, &StoreError{Op: op, Err: err}
+				}
+			}
+		} else {
+			if i == 0 {
+				// The first legs file of a lake needs its view before it can be read back.
+				if err := q.Reload(ctx); err != nil {
+					return pub, wrap(ctx, op, err)
+				}
+			}
+			if _, err := lake.CopyQuery(ctx, conn, q.dir, lake.OnchainLegsByToken, []string{chain, date}, onchainLegsByTokPublishSQ, chain, date); err != nil {
+				return pub, wrap(ctx, op, err)
+			}
+		}
+		done[part] = src[part]
+		if err := writeLegsSources(q.dir, done); err != nil {
+			return pub, &StoreError{Op: op, Err: err}
+		}
+		pub.Written = append(pub.Written, part)
+	}
+	if err := q.Reload(ctx); err != nil { // the by-token view's first files
+		return pub, wrap(ctx, op, err)
+	}
+	pub.Took = time.Since(start)
+	return pub, nil
+}
+
+// onchainLegsCurrent reports whether every transfers partition has its legs published.
+func (q *Queries) onchainLegsCurrent() (bool, error) {
+	src, err := transferPartitions(q.dir)
+	if err != nil {
+		return false, err
+	}
+	done, err := readLegsSources(q.dir)
+	if err != nil {
+		return false, err
+	}
+	if len(src) != len(done) {
+		return false, nil
+	}
+	for part, sig := range src {
+		if done[part] != sig {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// transferPartitions maps each onchain_transfers partition ("chain=X/date=D") to its
+// file's signature.
+func transferPartitions(dir string) (map[string]string, error) {
+	files, err := lake.OnchainTransfers.Files(dir)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(files))
+	base := filepath.Join(dir, filepath.FromSlash(lake.OnchainTransfers.Prefix))
+	for _, f := range files {
+		st, err := os.Stat(f)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				continue // replaced under us; the next publication sees the new one
+			}
+			return nil, err
+		}
+		rel, err := filepath.Rel(base, filepath.Dir(f))
+		if err != nil {
+			return nil, err
+		}
+		out[filepath.ToSlash(rel)] = fmt.Sprintf("%d:%d", st.Size(), st.ModTime().UnixNano())
+	}
+	return out, nil
+}
+
+func splitPart(part string) (chain, date string) {
+	c, d, _ := strings.Cut(part, "/")
+	return strings.TrimPrefix(c, "chain="), strings.TrimPrefix(d, "date=")
+}
+
+func removePartition(dir string, t *lake.Table, part string) error {
+	chain, date := splitPart(part)
+	rel, err := t.Path(chain, date)
+	if err != nil {
+		return err
+	}
+	f := filepath.Join(dir, filepath.FromSlash(rel))
+	if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	os.Remove(filepath.Dir(f)) //nolint:errcheck // the date directory, when empty
+	return nil
+}
+
+func readLegsSources(dir string) (map[string]string, error) {
+	b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(legsSourcesFile)))
+	if errors.Is(err, os.ErrNotExist) {
+		return map[string]string{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	if err := json.Unmarshal(b, &out); err != nil {
+		// A damaged sidecar only costs a full republication.
+		return map[string]string{}, nil
+	}
+	return out, nil
+}
+
+func writeLegsSources(dir string, m map[string]string) error {
+	b, err := json.MarshalIndent(m, "", " ")
+	if err != nil {
+		return err
+	}
+	return lake.WriteFileAtomic(filepath.Join(dir, filepath.FromSlash(legsSourcesFile)), append(b, '\n'))
+}
