@@ -265,7 +265,7 @@ var (
 )
 
 // mdqBinary builds bin/mdq once per test binary.
-func mdqBinary(t *testing.T) string {
+func mdqBinary(t testing.TB) string {
 	t.Helper()
 	binOnce.Do(func() {
 		d, err := os.MkdirTemp("", "mdq-bin-")
@@ -284,10 +284,17 @@ func mdqBinary(t *testing.T) string {
 	return binPath
 }
 
-// startServe starts `mdq serve` on loopback over dir and returns its base URL.
+// startServe starts `mdq serve` on loopback over dir (clock 12:30 on the tiny lake's
+// last day) and returns its base URL.
 func startServe(t *testing.T, dir string, stderr *bytes.Buffer, extra ...string) (*exec.Cmd, string) {
 	t.Helper()
-	args := append([]string{"serve", "--data", dir, "--addr", "127.0.0.1:0", "--clock", "2026-11-20T12:30:00Z"}, extra...)
+	return startServeArgs(t, dir, stderr, append([]string{"--clock", "2026-11-20T12:30:00Z"}, extra...)...)
+}
+
+// startServeArgs starts `mdq serve --data dir --addr 127.0.0.1:0 extra...`.
+func startServeArgs(t testing.TB, dir string, stderr *bytes.Buffer, extra ...string) (*exec.Cmd, string) {
+	t.Helper()
+	args := append([]string{"serve", "--data", dir, "--addr", "127.0.0.1:0"}, extra...)
 	cmd := exec.Command(mdqBinary(t), args...)
 	stdout, _ := cmd.StdoutPipe()
 	cmd.Stderr = stderr
