@@ -35,7 +35,7 @@ func legsContent(t *testing.T, dir string) map[string]string {
 		for _, f := range files {
 			var n int64
 			var h string
-			if err := db.QueryRow("SELECT count(*), CAST(coalesce(sum(hash(r)::HUGEINT), 0) AS VARCHAR) FROM read_parquet(" + lake.QuoteString(f) + ") r").Scan(&n, &h); err != nil {
+			if err := db.QueryRow("SELECT count(*), CAST(coalesce(sum(hash(r)::HUGEINT), 0) AS VARCHAR) FROM read_parquet("+lake.QuoteString(f)+") r").Scan(&n, &h); err != nil {
 				t.Fatalf("%s: %v", f, err)
 			}
 			rel, _ := filepath.Rel(dir, f)

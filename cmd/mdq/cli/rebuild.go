@@ -84,7 +84,6 @@ func rebuildCohorts(ctx context.Context, q *query.Queries) (string, error) {
 		c.HourlyRows, len(c.HourlyDates), c.LastHour.Format(time.RFC3339), c.CurrentRows, time.Since(start).Round(time.Millisecond)), nil
 }
 
-
 // boardRefresher keeps the hourly boards current in a running server: it builds (or
 // loads) the prediction-market board and tape index, the perpetuals leaderboard and
 // builder boards, and the on-chain boards and in-memory transfer legs
