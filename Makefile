@@ -6,7 +6,7 @@ VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 GO ?= go
 export CGO_ENABLED = 1
 
-.PHONY: build run test vet fmt-check bench lint mcp-check clean
+.PHONY: build run test vet fmt-check bench bench-scale lint mcp-check clean
 
 build:
 	$(GO) build -ldflags "-X main.Version=$(VERSION)" -o bin/mdq ./cmd/mdq
@@ -38,6 +38,26 @@ BENCH_LAKE ?= ./data-medium
 bench: build
 	@if [ ! -f $(BENCH_LAKE)/lake.json ]; then ./bin/mdq demo --data $(BENCH_LAKE) --scale medium --seed 1 --end 2026-11-20T12:00:00Z --force; fi
 	MDQ_BENCH_LAKE=$(abspath $(BENCH_LAKE)) $(GO) test -run '^$$' -bench . -benchtime 2s ./...
+
+SCALE_LAKES ?= ./data-scale
+SCALES ?= tiny small medium large
+SCALE_SECONDS ?= 60
+SCALE_ROUTES = Benchmark(ScaleConcurrent16|Predmkt(Leaderboard|Events50k|SmartMoney|OHLCV)|Perpdex(Leaderboard|Builders|TradesSummary|PositionsMatch)|Onchain(Screener|Discover|Wallet|Counterparties|TraceDepth5Width10|LabelsBatch100|Holders))$$
+
+# bench-scale: the scale figures of docs/PERFORMANCE.md for each of $(SCALES): the demo
+# lake is generated once into $(SCALE_LAKES)/<scale> (large: about 25 minutes and 15 GB),
+# then the real binary's start-to-ready, peak RSS and 16-connection load
+# (BenchmarkServeScale, RSS curve in $(SCALE_LAKES)/<scale>.rss.csv), the legs'
+# full-versus-one-day publication, and each route's p99 beside its SQL run directly.
+bench-scale: build
+	@for s in $(SCALES); do if [ ! -f $(SCALE_LAKES)/$$s/lake.json ]; then \
+	  ./bin/mdq demo --data $(SCALE_LAKES)/$$s --scale $$s --seed 1 --end 2026-11-20T12:00:00Z --force || exit 1; fi; done
+	@for s in $(SCALES); do echo "== $$s"; lake=$(abspath $(SCALE_LAKES))/$$s; \
+	  MDQ_BENCH_LAKE=$$lake MDQ_SCALE_SECONDS=$(SCALE_SECONDS) MDQ_SCALE_CURVE=$$lake.rss.csv \
+	    $(GO) test -run '^$$' -bench BenchmarkServeScale -benchtime 1x -timeout 60m ./cmd/mdq/cli/ | grep -E '^Benchmark|^ok|FAIL'; \
+	  MDQ_BENCH_LAKE=$$lake $(GO) test -run '^$$' -bench BenchmarkOnchainLegsPublication -benchtime 1x -timeout 60m ./query/ | grep -E '^Benchmark|^ok|FAIL'; \
+	  MDQ_BENCH_LAKE=$$lake $(GO) test -run '^$$' -bench '$(SCALE_ROUTES)' -benchtime 30x -timeout 60m ./handlers/ | grep -E '^Benchmark|^ok|FAIL'; \
+	done
 
 # lint: the generated OpenAPI document through an independent linter (Redocly, clean:
 # no error and no warning), then the MCP Inspector CLI against a server it starts on

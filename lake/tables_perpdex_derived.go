@@ -37,3 +37,33 @@ var PerpdexCohortsCurrent = Register(&Table{
 	SortBy: []string{"wallet"},
 	Routes: []string{"/v1/perpdex/liquidations", "/v1/perpdex/leaderboard", "/v1/perpdex/hype/holders", "/v1/perpdex/wallets/{address}", "/v1/perpdex/cohorts"},
 })
+
+// PerpdexClosedTrades is the closed-trade reconstruction behind the perpetuals
+// leaderboards, wallet trades and trade summaries: one row per position cycle of a
+// wallet on one asset, sorted by wallet so that a per-wallet request reads one small
+// row group. One file, republished whole when a fills file changes (a trade can span
+// any number of days, so a new day can change trades that opened before it).
+var PerpdexClosedTrades = Register(&Table{
+	Name: "perpdex_closed_trades", Area: "perpdex", Prefix: "perpdex/closed_trades", File: "closed_trades.parquet", Derived: true,
+	Doc: "Derived from perpdex_fills (sql/perpdex/closed_trades.sql): trades reconstructed from fills, flips split, open trades included (is_complete false, close_ts their latest fill).",
+	Columns: []Column{
+		{"wallet", "VARCHAR", "0x hex", "trader"},
+		{"asset", "VARCHAR", "", "coin, <dex>:<symbol> for builder-deployed markets"},
+		{"trade_no", "BIGINT", "", "the trade's number among the wallet's trades on the asset, from 1"},
+		{"direction", "VARCHAR", "long or short", ""},
+		{"open_ts", "TIMESTAMP", "UTC", "first fill"},
+		{"close_ts", "TIMESTAMP", "UTC", "last fill (the closing one when complete)"},
+		{"entry_price", "DOUBLE", "USD", "size-weighted price of the opening legs; NULL without one"},
+		{"exit_price", "DOUBLE", "USD", "size-weighted price of the closing legs; NULL without one"},
+		{"max_size_token", "DOUBLE", "tokens", "largest position size"},
+		{"max_size_usd", "DOUBLE", "USD", "largest position size times price"},
+		{"volume_usd", "DOUBLE", "USD", "traded notional"},
+		{"realized_pnl", "DOUBLE", "USD", "closed PnL of the trade's fills (partial closes included)"},
+		{"total_fee", "DOUBLE", "USD", "fees, a flip's split by size"},
+		{"fill_count", "BIGINT", "", "legs of the trade"},
+		{"is_complete", "BOOLEAN", "", "the position went flat"},
+	},
+	SortBy:   []string{"wallet", "close_ts", "asset", "trade_no"},
+	RowGroup: 16384,
+	Routes:   []string{"/v1/perpdex/leaderboard", "/v1/perpdex/wallets/{address}/trades", "/v1/perpdex/wallets/{address}/trades/summary"},
+})

@@ -179,6 +179,10 @@ func pdOrderKey(sortKey string, desc bool) string {
 // it every minute: after the hour turns it returns at once, serving the previous
 // hour's figures while the new ones build in the background).
 func (q *Queries) PerpdexWarm(ctx context.Context) error {
+	// The closed trades first: republished only when a fills file changed.
+	if _, err := q.PublishPerpdexClosedTrades(ctx); err != nil {
+		return err
+	}
 	for _, w := range PerpdexWindowNames {
 		if _, err := q.perpdexBoardOf(ctx, w); err != nil {
 			return err

@@ -3,117 +3,150 @@ package query
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"mdq/lake"
 	sqlfiles "mdq/sql"
 )
 
 var (
-	perpdexBuildTradesSQL = sqlfiles.MustRead("perpdex/closed_trades.sql")
-	perpdexTradeIndexSQL  = sqlfiles.MustRead("perpdex/closed_trades_index.sql")
+	perpdexClosedTradesSQL = sqlfiles.MustRead("perpdex/closed_trades.sql")
+	perpdexWalletTradesSQL = sqlfiles.MustRead("perpdex/closed_trades_index.sql")
 )
 
-// PerpdexDerivedTTL is how long the derived trade table is served before it is rebuilt
-// from the fills (the lake's fills change at most hourly).
-const PerpdexDerivedTTL = time.Hour
+// The closed trades are a derived table of the lake (perpdex_closed_trades), published
+// whole when a fills file changes: a trade can span any number of days, so a new day of
+// fills can change trades that opened before it. The sidecar records the fills files'
+// signature the published file was computed from.
+const closedTradesSourcesFile = "perpdex/closed_trades/_sources.json"
 
-// perpdexDerived tracks a store's derived perpdex trades: the table lives in the store's
-// in-memory DuckDB (shared by every connection, read by the board and wallet SQL), and
-// the same rows are held in Go by wallet (pdTradeIndex) so that the per-wallet routes
-// read only that wallet's trades instead of scanning every wallet's.
+var closedTradesLocks sync.Map // lake dir -> *sync.Mutex
+
+// perpdexDerived tracks a store's view of the published closed trades.
 type perpdexDerived struct {
-	mu       sync.Mutex                   // one build at a time
-	cur      atomic.Pointer[pdTradeIndex] // the latest build; read without the lock
-	building atomic.Bool                  // a background rebuild is running
+	checked    atomic.Int64 // unix ns of the last check that the publication was current
+	publishing atomic.Bool  // a background publication runs
 }
 
 type pdDerivedKey struct{}
-
-// PerpdexRefreshDerived rebuilds the derived trade table and its per-wallet index now.
-func (q *Queries) PerpdexRefreshDerived(ctx context.Context) error {
-	d := q.perpdexDerived()
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return q.perpdexBuild(ctx, d)
-}
 
 func (q *Queries) perpdexDerived() *perpdexDerived {
 	v, _ := q.ext.LoadOrStore(pdDerivedKey{}, &perpdexDerived{})
 	return v.(*perpdexDerived)
 }
 
-func (q *Queries) perpdexBuild(ctx context.Context, d *perpdexDerived) error {
-	// The rebuild is not a request's query: it gets its own, longer budget.
-	ctx, cancel := context.WithTimeout(q.detach(ctx), 10*q.timeout)
-	defer cancel()
-	if _, err := q.db.ExecContext(ctx, perpdexBuildTradesSQL); err != nil {
-		return wrap(ctx, "perpdex derived trades", err)
-	}
-	x, err := q.perpdexLoadTradeIndex(ctx)
-	if err != nil {
-		return wrap(ctx, "perpdex trade index", err)
-	}
-	// The TTL is a cache age, not window arithmetic: it runs on the wall clock.
-	x.built = time.Now()
-	d.cur.Store(x)
-	return nil
-}
-
-// fresh returns the current build when it is younger than PerpdexDerivedTTL.
-func (d *perpdexDerived) fresh() *pdTradeIndex {
-	if x := d.cur.Load(); x != nil && time.Since(x.built) < PerpdexDerivedTTL {
-		return x
-	}
-	return nil
-}
-
-// perpdexEnsure builds the derived tables on first use and again once they are older
-// than PerpdexDerivedTTL. Concurrent callers wait for one build. The hourly board build
-// uses it (its SQL reads the table); a fresh table costs no lock.
-func (q *Queries) perpdexEnsure(ctx context.Context) error {
-	_, err := q.perpdexEnsureIndex(ctx)
+// PerpdexRefreshDerived publishes the closed trades now if the fills changed since the
+// last publication (benchmarks and tests call it before timing).
+func (q *Queries) PerpdexRefreshDerived(ctx context.Context) error {
+	_, err := q.PublishPerpdexClosedTrades(ctx)
 	return err
 }
 
-func (q *Queries) perpdexEnsureIndex(ctx context.Context) (*pdTradeIndex, error) {
-	d := q.perpdexDerived()
-	if x := d.fresh(); x != nil {
-		return x, nil
+// PublishPerpdexClosedTrades writes perpdex_closed_trades from the fills when they
+// changed since the last publication (or it has none) and reports whether it wrote.
+// DuckDB writes the file itself (spilling its sorts to the temporary directory), through
+// the atomic lake writer; the sidecar is updated after the file, so a cancelled
+// publication leaves the previous file and is redone.
+func (q *Queries) PublishPerpdexClosedTrades(ctx context.Context) (bool, error) {
+	const op = "perpdex closed trades"
+	mu, _ := closedTradesLocks.LoadOrStore(q.dir, &sync.Mutex{})
+	mu.(*sync.Mutex).Lock()
+	defer mu.(*sync.Mutex).Unlock()
+	sig, cur, err := q.closedTradesCurrent()
+	if err != nil {
+		return false, &StoreError{Op: op, Err: err}
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if x := d.fresh(); x != nil {
-		return x, nil
+	if cur {
+		return false, nil
 	}
-	if err := q.perpdexBuild(ctx, d); err != nil {
-		return nil, err
+	ctx, cancel := context.WithTimeout(ctx, max(10*q.timeout, 30*time.Minute))
+	defer cancel()
+	if err := q.Reload(ctx); err != nil { // fills partitions that appeared since Open
+		return false, wrap(ctx, op, err)
 	}
-	return d.cur.Load(), nil
+	if _, err := lake.CopyQuery(ctx, q.db, q.dir, lake.PerpdexClosedTrades, nil, perpdexClosedTradesSQL); err != nil {
+		return false, wrap(ctx, op, err)
+	}
+	b, _ := json.Marshal(map[string]string{"fills": sig})
+	if err := lake.WriteFileAtomic(filepath.Join(q.dir, filepath.FromSlash(closedTradesSourcesFile)), append(b, '\n')); err != nil {
+		return false, &StoreError{Op: op, Err: err}
+	}
+	if err := q.Reload(ctx); err != nil { // the view of the first published file
+		return false, wrap(ctx, op, err)
+	}
+	return true, nil
 }
 
-// perpdexTradeIndex returns the per-wallet trades for a request. Only the first request
-// of a store waits for a build; once the index is older than PerpdexDerivedTTL, one
-// rebuild starts in the background and requests keep the previous build until it is
-// swapped in, so a rebuild (seconds on a large lake) never lands on a request.
-func (q *Queries) perpdexTradeIndex(ctx context.Context) (*pdTradeIndex, error) {
+// closedTradesCurrent returns the fills' signature and whether the published closed
+// trades were computed from exactly those files.
+func (q *Queries) closedTradesCurrent() (string, bool, error) {
+	raw, err := filesSignature(q.dir, lake.PerpdexFills)
+	if err != nil {
+		return "", false, err
+	}
+	h := sha256.Sum256([]byte(raw))
+	sig := hex.EncodeToString(h[:])
+	b, err := os.ReadFile(filepath.Join(q.dir, filepath.FromSlash(closedTradesSourcesFile)))
+	if err != nil {
+		return sig, false, nil
+	}
+	var m map[string]string
+	if json.Unmarshal(b, &m) != nil {
+		return sig, false, nil
+	}
+	files, err := lake.PerpdexClosedTrades.Files(q.dir)
+	if err != nil {
+		return sig, false, err
+	}
+	return sig, m["fills"] == sig && len(files) == 1, nil
+}
+
+// perpdexEnsure makes sure the closed trades are published for the lake's fills before
+// a query reads them: a store that serves stale data (mdq serve) answers from the last
+// publication while a newer one runs in the background; otherwise (the offline CLI, or
+// no publication yet) it publishes first. The check is throttled to once a second.
+func (q *Queries) perpdexEnsure(ctx context.Context) error {
 	d := q.perpdexDerived()
-	x := d.cur.Load()
-	if x == nil {
-		return q.perpdexEnsureIndex(ctx)
+	if time.Now().UnixNano()-d.checked.Load() < int64(time.Second) {
+		return nil
 	}
-	if time.Since(x.built) >= PerpdexDerivedTTL && d.building.CompareAndSwap(false, true) {
-		q.background(func(life context.Context) {
-			defer d.building.Store(false)
-			if _, err := q.perpdexEnsureIndex(life); err != nil {
-				q.log.Error("perpdex derived trades rebuild", "err", err)
-			}
-		})
+	_, cur, err := q.closedTradesCurrent()
+	if err != nil {
+		return &StoreError{Op: "perpdex closed trades", Err: err}
 	}
-	return x, nil
+	if cur {
+		d.checked.Store(time.Now().UnixNano())
+		return nil
+	}
+	have, err := lake.PerpdexClosedTrades.Files(q.dir)
+	if err != nil {
+		return &StoreError{Op: "perpdex closed trades", Err: err}
+	}
+	if len(have) > 0 && q.serveStale {
+		if d.publishing.CompareAndSwap(false, true) {
+			q.background(func(life context.Context) {
+				defer d.publishing.Store(false)
+				if _, err := q.PublishPerpdexClosedTrades(life); err != nil && life.Err() == nil {
+					q.log.Error("perpdex closed trades publication", "err", err)
+				}
+			})
+		}
+		return nil
+	}
+	if _, err := q.PublishPerpdexClosedTrades(q.detach(ctx)); err != nil {
+		return err
+	}
+	d.checked.Store(time.Now().UnixNano())
+	return nil
 }
 
 // pdTradeRow is one row of perpdex_closed_trades (timestamps in epoch microseconds,
@@ -142,77 +175,37 @@ func pdTradeCmp(a, b *pdTradeRow) int {
 	return cmp.Compare(a.tradeNo, b.tradeNo)
 }
 
-// pdTradeIndex holds every wallet's trades, wallet by wallet, each wallet's in
-// pdTradeCmp order: a request finds its wallet's span in the map and touches nothing
-// else.
-type pdTradeIndex struct {
-	built  time.Time
-	trades []pdTradeRow
-	spans  map[string][2]int
-}
-
-// wallet returns the wallet's trades in pdTradeCmp order (nil when it has none).
-func (x *pdTradeIndex) wallet(w string) []pdTradeRow {
-	s, ok := x.spans[w]
-	if !ok {
-		return nil
-	}
-	return x.trades[s[0]:s[1]:s[1]]
-}
-
-// perpdexLoadTradeIndex reads the derived table once into memory.
-func (q *Queries) perpdexLoadTradeIndex(ctx context.Context) (*pdTradeIndex, error) {
-	var n int
-	if err := q.db.QueryRowContext(ctx, "SELECT count(*) FROM perpdex_closed_trades").Scan(&n); err != nil {
+// perpdexWalletTrades reads one wallet's trades from the published table, in
+// pdTradeCmp order (sorted here so the routes' binary searches follow Go's string order
+// whatever the database's collation); nil when it has none.
+func (q *Queries) perpdexWalletTrades(ctx context.Context, wallet string) ([]pdTradeRow, error) {
+	if err := q.perpdexEnsure(ctx); err != nil {
 		return nil, err
 	}
-	x := &pdTradeIndex{trades: make([]pdTradeRow, 0, n), spans: map[string][2]int{}}
-	rows, err := q.db.QueryContext(ctx, perpdexTradeIndexSQL)
+	ctx, cancel := q.ctx(ctx)
+	defer cancel()
+	rows, err := q.db.QueryContext(ctx, perpdexWalletTradesSQL, wallet)
 	if err != nil {
-		return nil, err
+		return nil, wrap(ctx, "perpdex wallet trades", err)
 	}
 	defer rows.Close()
-	assets := map[string]string{} // one string per asset name, shared by its rows
-	var wallet, asset string
-	start := 0
+	var out []pdTradeRow
 	for rows.Next() {
 		var (
 			t           pdTradeRow
-			w           string
 			entry, exit sql.NullFloat64
 		)
-		if err := rows.Scan(&w, &asset, &t.tradeNo, &t.long, &t.openUS, &t.closeUS, &entry, &exit,
+		if err := rows.Scan(&t.asset, &t.tradeNo, &t.long, &t.openUS, &t.closeUS, &entry, &exit,
 			&t.maxTok, &t.maxUsd, &t.vol, &t.pnl, &t.fee, &t.fills, &t.complete); err != nil {
-			return nil, err
-		}
-		if w != wallet {
-			x.closeSpan(wallet, start)
-			wallet, start = w, len(x.trades)
-		}
-		if a, ok := assets[asset]; ok {
-			t.asset = a
-		} else {
-			assets[asset], t.asset = asset, asset
+			return nil, wrap(ctx, "perpdex wallet trades", err)
 		}
 		t.entry, t.hasEntry = entry.Float64, entry.Valid
 		t.exit, t.hasExit = exit.Float64, exit.Valid
-		x.trades = append(x.trades, t)
+		out = append(out, t)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, err
+		return nil, wrap(ctx, "perpdex wallet trades", err)
 	}
-	x.closeSpan(wallet, start)
-	return x, nil
-}
-
-// closeSpan records the trades from start to the end as wallet's, in pdTradeCmp order
-// (sorted here so the routes' binary searches follow Go's string order whatever the
-// database's collation).
-func (x *pdTradeIndex) closeSpan(wallet string, start int) {
-	if len(x.trades) == start {
-		return
-	}
-	s := x.trades[start:]
-	slices.SortFunc(s, func(a, b pdTradeRow) int { return pdTradeCmp(&a, &b) })
-	x.spans[wallet] = [2]int{start, len(x.trades)}
+	slices.SortFunc(out, func(a, b pdTradeRow) int { return pdTradeCmp(&a, &b) })
+	return out, nil
 }

@@ -3,70 +3,96 @@ package query
 import (
 	"context"
 	"math"
+	"os"
+	"sync"
 	"testing"
 	"time"
 
 	"mdq/internal/testlake"
+	"mdq/lake"
 )
 
-// TestPerpdexStaleTradeIndexIsServedWhileItRebuilds: once the per-wallet trade index is
-// older than PerpdexDerivedTTL, requests get the previous build at once (they never wait
-// for the rebuild) while a rebuild runs in the background, and its build replaces the
-// old one with the same trades.
-func TestPerpdexStaleTradeIndexIsServedWhileItRebuilds(t *testing.T) {
-	q, err := Open(context.Background(), testlake.Tiny(t), Options{Now: testlake.Now})
+// TestPerpdexClosedTradesPublishedOnceAndOnChange: the closed trades are published to
+// the lake on first use, not again while the fills are unchanged, again when a fills
+// file changes (with the same trades for the same fills), and a stale-serving store
+// answers from the published file at once while the new publication runs.
+func TestPerpdexClosedTradesPublishedOnceAndOnChange(t *testing.T) {
+	dir := testlake.Copy(t)
+	q, err := Open(context.Background(), dir, Options{Now: testlake.Now, NoGoLimit: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer q.Close()
 	ctx := context.Background()
-	old, err := q.perpdexTradeIndex(ctx) // the first request waits for the first build
+	wallets := map[string][]pdTradeRow{}
+	rows, err := q.db.QueryContext(ctx, "SELECT DISTINCT wallet FROM perpdex_fills ORDER BY 1 LIMIT 25")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(old.trades) == 0 || len(old.spans) == 0 {
-		t.Fatal("tiny lake: empty trade index")
+	for rows.Next() {
+		var w string
+		rows.Scan(&w)
+		wallets[w] = nil
 	}
-	old.built = time.Now().Add(-2 * PerpdexDerivedTTL)
-	d := q.perpdexDerived()
-	for range 5 {
-		x, err := q.perpdexTradeIndex(ctx)
+	rows.Close()
+	for w := range wallets { // the first use publishes
+		ts, err := q.perpdexWalletTrades(ctx, w)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if x != old && x != d.cur.Load() {
-			t.Fatal("a request got neither the previous build nor the current one")
+		wallets[w] = ts
+	}
+	if wrote, err := q.PublishPerpdexClosedTrades(ctx); err != nil || wrote {
+		t.Fatalf("unchanged fills republished: %v %v", wrote, err)
+	}
+	files, _ := lake.PerpdexFills.Files(dir)
+	later := time.Now().Add(time.Minute)
+	os.Chtimes(files[len(files)-1], later, later) // a replaced fills file
+	if wrote, err := q.PublishPerpdexClosedTrades(ctx); err != nil || !wrote {
+		t.Fatalf("changed fills not republished: %v %v", wrote, err)
+	}
+	q.perpdexDerived().checked.Store(0)
+	for w, old := range wallets {
+		ts, err := q.perpdexWalletTrades(ctx, w)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	deadline := time.Now().Add(2 * time.Minute)
-	for d.cur.Load() == old || d.building.Load() {
-		if time.Now().After(deadline) {
-			t.Fatal("the background rebuild did not finish")
+		if len(ts) != len(old) {
+			t.Fatalf("%s: %d trades, before %d", w, len(ts), len(old))
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	x := d.cur.Load()
-	if time.Since(x.built) >= PerpdexDerivedTTL {
-		t.Fatalf("rebuilt index is stale: built %v", x.built)
-	}
-	if len(x.trades) != len(old.trades) || len(x.spans) != len(old.spans) {
-		t.Fatalf("rebuild: %d trades of %d wallets, before %d of %d", len(x.trades), len(x.spans), len(old.trades), len(old.spans))
-	}
-	for w, s := range old.spans {
-		a, b := old.trades[s[0]:s[1]], x.wallet(w)
-		if len(a) != len(b) {
-			t.Fatalf("%s: %d trades, before %d", w, len(b), len(a))
-		}
-		for i := range a {
-			if !pdSameTrade(a[i], b[i]) {
-				t.Fatalf("%s trade %d: %+v, before %+v", w, i, b[i], a[i])
+		for i := range ts {
+			if !pdSameTrade(ts[i], old[i]) {
+				t.Fatalf("%s trade %d: %+v, before %+v", w, i, ts[i], old[i])
 			}
 		}
 	}
-	// Fresh again: no further rebuild starts.
-	if _, err := q.perpdexTradeIndex(ctx); err != nil || d.building.Load() {
-		t.Fatalf("fresh index: err %v, building %v", err, d.building.Load())
+	// Serving stale: a changed fills file starts a background publication; the request
+	// does not wait for it.
+	s, err := Open(ctx, dir, Options{Now: testlake.Now, NoGoLimit: true, ServeStale: true})
+	if err != nil {
+		t.Fatal(err)
 	}
+	defer s.Close()
+	release := holdClosedTrades(dir)
+	os.Chtimes(files[0], later.Add(time.Minute), later.Add(time.Minute))
+	start := time.Now()
+	for w := range wallets {
+		if _, err := s.perpdexWalletTrades(ctx, w); err != nil {
+			t.Fatal(err)
+		}
+		break
+	}
+	if d := time.Since(start); d > 5*time.Second || !s.perpdexDerived().publishing.Load() {
+		t.Fatalf("stale-serving request waited %s or started no publication", d)
+	}
+	release()
+}
+
+// holdClosedTrades blocks closed-trade publications on dir until release.
+func holdClosedTrades(dir string) (release func()) {
+	mu, _ := closedTradesLocks.LoadOrStore(dir, &sync.Mutex{})
+	mu.(*sync.Mutex).Lock()
+	return mu.(*sync.Mutex).Unlock
 }
 
 // pdSameTrade compares two builds' rows: keys and counts exactly, sums to 1e-9 relative

@@ -58,16 +58,15 @@ func pdNullStr(s string) any {
 }
 
 // PerpdexWalletTrades pages one wallet's trades, newest close first. It reads the
-// wallet's trades from the in-memory index (the same rows and order as
-// sql/perpdex/wallet_trades.sql over perpdex_closed_trades): two binary searches find
-// the page's end, so the work is bounded by the wallet's own trades.
+// wallet's trades from the published table (one small row group; the same rows and
+// order as sql/perpdex/wallet_trades.sql): two binary searches find the page's end, so
+// the work is bounded by the wallet's own trades.
 func (q *Queries) PerpdexWalletTrades(ctx context.Context, p PerpdexWalletTradesParams) (WalletTradesPage, error) {
 	page := WalletTradesPage{Wallet: p.Wallet, Trades: []WalletTrade{}}
-	x, err := q.perpdexTradeIndex(ctx)
+	ts, err := q.perpdexWalletTrades(ctx, p.Wallet)
 	if err != nil {
 		return page, err
 	}
-	ts := x.wallet(p.Wallet)
 	fromUS, toUS := p.Start.UnixMicro(), p.End.UnixMicro()
 	// hi: one past the newest trade that may be served (close <= end, key < cursor).
 	hi, _ := slices.BinarySearchFunc(ts, toUS, func(t pdTradeRow, us int64) int {
@@ -176,18 +175,17 @@ func pdUSPtr(us int64, ok bool) *string {
 
 // PerpdexTradesSummary computes TradeStats over the wallet's trades in a rolling window
 // of N times 24 hours ending at the store clock. It reads the wallet's trades from the
-// in-memory index and aggregates them in Go: the same figures as
+// published table and aggregates them in Go: the same figures as
 // sql/perpdex/trades_summary.sql over perpdex_closed_trades, without a scan of every
 // wallet's trades per request.
 func (q *Queries) PerpdexTradesSummary(ctx context.Context, wallet, window string) (TradesSummary, error) {
 	out := TradesSummary{Wallet: wallet, Window: window, ByCoin: []TradeStats{}}
-	x, err := q.perpdexTradeIndex(ctx)
+	ts, err := q.perpdexWalletTrades(ctx, wallet)
 	if err != nil {
 		return out, err
 	}
 	end := q.Now()
 	fromUS, toUS := PerpdexWindowStart(window, end).UnixMicro(), end.UnixMicro()
-	ts := x.wallet(wallet)
 	// A trade opened or closed in the window when close_ts >= start (open_ts <= close_ts,
 	// so an open inside the window implies a close inside it): a suffix of the wallet's
 	// trades in close order.

@@ -1,5 +1,5 @@
--- PerpdexBuildTrades rebuilds perpdex_closed_trades, the derived table of trades
--- reconstructed from fills (one row per position cycle of a wallet on one asset).
+-- PublishPerpdexClosedTrades writes perpdex_closed_trades, the derived lake table of
+-- trades reconstructed from fills (the writer sorts it by wallet and close time) (one row per position cycle of a wallet on one asset).
 -- A fill is split into legs: the part that reduces an open position (a "close" leg)
 -- and the part that opens or adds to one (an "open" leg). A flip (Long > Short,
 -- Short > Long) has both: its close leg ends the old trade and its open leg starts the
@@ -7,7 +7,6 @@
 -- first fill the lake holds for (wallet, asset). Fees are split between the legs of a
 -- flip in proportion to size; closed_pnl belongs to the close leg. A position is flat
 -- when its size is below 1e-9 tokens.
-CREATE OR REPLACE TABLE perpdex_closed_trades AS
 WITH f AS (
     SELECT wallet, coin, time, tid, px, sz, fee, closed_pnl, start_position,
            start_position + CASE WHEN side = 'B' THEN sz ELSE -sz END AS end_position,
@@ -66,4 +65,3 @@ SELECT wallet,
        arg_max(pos_after, (time, tid, ord)) < 1e-9 AS is_complete
 FROM numbered
 GROUP BY wallet, coin, trade_no
-ORDER BY wallet, close_ts;

@@ -57,6 +57,12 @@ func publishDerived(ctx context.Context, q *query.Queries, out io.Writer) error 
 	fmt.Fprintf(out, "onchain legs: %d of %d partitions recomputed, %d removed, in %s\n",
 		len(legs.Written), legs.Partitions, len(legs.Removed), legs.Took.Round(time.Millisecond))
 	start := time.Now()
+	wrote, err := q.PublishPerpdexClosedTrades(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "perpdex closed trades: republished %v in %s\n", wrote, time.Since(start).Round(time.Millisecond))
+	start = time.Now()
 	b, err := q.RebuildPredmktBoard(ctx)
 	if err != nil {
 		return err
