@@ -41,10 +41,12 @@ var PerpdexCohortsCurrent = Register(&Table{
 // PerpdexClosedTrades is the closed-trade reconstruction behind the perpetuals
 // leaderboards, wallet trades and trade summaries: one row per position cycle of a
 // wallet on one asset, sorted by wallet so that a per-wallet request reads one small
-// row group. One file, republished whole when a fills file changes (a trade can span
-// any number of days, so a new day can change trades that opened before it).
+// row group. Sixteen files, one per first hex digit of the wallet (bucket), each the
+// trades of its wallets (so the reconstruction runs on a sixteenth of the fills at a
+// time), republished when a fills file changes (a trade can span any number of days,
+// so a new day can change trades that opened before it).
 var PerpdexClosedTrades = Register(&Table{
-	Name: "perpdex_closed_trades", Area: "perpdex", Prefix: "perpdex/closed_trades", File: "closed_trades.parquet", Derived: true,
+	Name: "perpdex_closed_trades", Area: "perpdex", Prefix: "perpdex/closed_trades", Partitions: []string{"bucket"}, File: "closed_trades.parquet", Derived: true,
 	Doc: "Derived from perpdex_fills (sql/perpdex/closed_trades.sql): trades reconstructed from fills, flips split, open trades included (is_complete false, close_ts their latest fill).",
 	Columns: []Column{
 		{"wallet", "VARCHAR", "0x hex", "trader"},

@@ -31,6 +31,11 @@ const closedTradesSourcesFile = "perpdex/closed_trades/_sources.json"
 
 var closedTradesLocks sync.Map // lake dir -> *sync.Mutex
 
+// closedTradeBuckets are the partitions of perpdex_closed_trades: the first hex digit of
+// the wallet (addresses are stored lower-case). A wallet outside 0x0..0xf (none in
+// practice) would not be reconstructed; the fills' addresses are validated on ingest.
+var closedTradeBuckets = []string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "a", "b", "c", "d", "e", "f"}
+
 // perpdexDerived tracks a store's view of the published closed trades.
 type perpdexDerived struct {
 	checked    atomic.Int64 // unix ns of the last check that the publication was current
@@ -73,8 +78,21 @@ func (q *Queries) PublishPerpdexClosedTrades(ctx context.Context) (bool, error) 
 	if err := q.Reload(ctx); err != nil { // fills partitions that appeared since Open
 		return false, wrap(ctx, op, err)
 	}
-	if _, err := lake.CopyQuery(ctx, q.db, q.dir, lake.PerpdexClosedTrades, nil, perpdexClosedTradesSQL); err != nil {
-		return false, wrap(ctx, op, err)
+	for _, b := range closedTradeBuckets {
+		lo, hi := "0x"+b, "0x"+string(rune(b[0]+1))
+		if b == "9" {
+			hi = "0xa"
+		}
+		n, err := lake.CopyQuery(ctx, q.db, q.dir, lake.PerpdexClosedTrades, []string{b}, perpdexClosedTradesSQL, lo, hi)
+		if err != nil {
+			return false, wrap(ctx, op, err)
+		}
+		if n == 0 { // no wallet of the bucket traded: no file (CopyQuery keeps an old one)
+			rel, _ := lake.PerpdexClosedTrades.Path(b)
+			if err := os.Remove(filepath.Join(q.dir, filepath.FromSlash(rel))); err != nil && !os.IsNotExist(err) {
+				return false, &StoreError{Op: op, Err: err}
+			}
+		}
 	}
 	b, _ := json.Marshal(map[string]string{"fills": sig})
 	if err := lake.WriteFileAtomic(filepath.Join(q.dir, filepath.FromSlash(closedTradesSourcesFile)), append(b, '\n')); err != nil {
@@ -107,7 +125,7 @@ func (q *Queries) closedTradesCurrent() (string, bool, error) {
 	if err != nil {
 		return sig, false, err
 	}
-	return sig, m["fills"] == sig && len(files) == 1, nil
+	return sig, m["fills"] == sig && len(files) > 0, nil
 }
 
 // perpdexEnsure makes sure the closed trades are published for the lake's fills before
