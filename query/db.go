@@ -275,10 +275,23 @@ func partitionType(key string) string {
 	return "VARCHAR"
 }
 
-// ctx applies the per-query timeout.
+// ctx applies the per-query timeout; a background build's queries (see asBuild) get
+// BuildTimeout instead, since a build serves every later request and on a large lake
+// takes longer than a request may.
 func (q *Queries) ctx(parent context.Context) (context.Context, context.CancelFunc) {
+	if parent.Value(buildKey{}) != nil {
+		return context.WithTimeout(parent, max(q.timeout, BuildTimeout))
+	}
 	return context.WithTimeout(parent, q.timeout)
 }
+
+// BuildTimeout bounds each query of a background build (an hourly board, a publication).
+var BuildTimeout = 15 * time.Minute
+
+type buildKey struct{}
+
+// asBuild marks ctx as a background build's: its queries get BuildTimeout.
+func asBuild(ctx context.Context) context.Context { return context.WithValue(ctx, buildKey{}, true) }
 
 // ErrTimeout reports a query that ran past the per-query timeout.
 var ErrTimeout = errors.New("query timed out")

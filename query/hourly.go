@@ -85,9 +85,10 @@ func (h *hourly[T]) value(ctx context.Context, q *Queries, key string, at time.T
 func (h *hourly[T]) run(ctx context.Context, q *Queries, key string, bl *hourBuild[T],
 	build func(ctx context.Context, at time.Time) (T, error)) {
 	defer close(bl.done)
+	ctx = asBuild(ctx)
 	if h.timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, h.timeout)
+		ctx, cancel = context.WithTimeout(ctx, max(h.timeout, BuildTimeout))
 		defer cancel()
 	}
 	bl.v, bl.err = build(ctx, bl.at)
