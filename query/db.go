@@ -15,8 +15,10 @@ import (
 	"regexp"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	_ "github.com/duckdb/duckdb-go/v2" // the DuckDB driver
@@ -72,6 +74,8 @@ type Queries struct {
 	ready  readiness
 
 	serveStale bool
+	ownSpill   bool     // the spill directory is this store's own (removed at Close)
+	viewHas    sync.Map // table name -> whether its view reads files (false: the empty typed view)
 }
 
 // Budget is how a store split its memory budget.
@@ -124,7 +128,8 @@ func Open(ctx context.Context, dir string, opt Options) (*Queries, error) {
 	if !opt.NoGoLimit {
 		debug.SetMemoryLimit(b.Go)
 	}
-	q := &Queries{db: db, dir: dir, timeout: opt.Timeout, now: opt.Now, log: opt.Logger, budget: b, serveStale: opt.ServeStale}
+	q := &Queries{db: db, dir: dir, timeout: opt.Timeout, now: opt.Now, log: opt.Logger, budget: b, serveStale: opt.ServeStale,
+		ownSpill: opt.TempDir == ""}
 	q.life, q.stop = context.WithCancel(context.Background())
 	if q.timeout <= 0 {
 		q.timeout = 30 * time.Second
@@ -155,7 +160,12 @@ func planBudget(dir string, opt Options) (Budget, error) {
 		b.Threads = runtime.NumCPU()
 	}
 	if b.TempDir == "" {
-		b.TempDir = filepath.Join(dir, ".tmp", "duckdb")
+		// One spill directory per store: DuckDB empties its temporary directory, so two
+		// processes (serve and a rebuild) or two stores must not share one. Directories
+		// left by processes that are gone are removed.
+		root := filepath.Join(dir, ".tmp", "duckdb")
+		removeStaleSpill(root)
+		b.TempDir = filepath.Join(root, fmt.Sprintf("%d-%d", os.Getpid(), spillSeq.Add(1)))
 	}
 	if err := os.MkdirAll(b.TempDir, 0o755); err != nil {
 		return b, fmt.Errorf("spill directory: %w", err)
@@ -163,6 +173,24 @@ func planBudget(dir string, opt Options) (Budget, error) {
 	b.DuckDB = int64(float64(b.Total) * MemoryDuckDBShare)
 	b.Go = b.Total - b.DuckDB
 	return b, nil
+}
+
+var spillSeq atomic.Int64
+
+// removeStaleSpill removes the spill directories under root whose process is gone.
+func removeStaleSpill(root string) {
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		pid, _, ok := strings.Cut(e.Name(), "-")
+		n, err := strconv.Atoi(pid)
+		if !ok || err != nil || n == os.Getpid() || processAlive(n) {
+			continue
+		}
+		os.RemoveAll(filepath.Join(root, e.Name())) //nolint:errcheck
+	}
 }
 
 // Budget returns how the store split its memory budget.
@@ -183,7 +211,11 @@ func (q *Queries) Close() error {
 	case <-time.After(CloseGrace):
 		q.log.Warn("background builds still running at close; closing the database under them")
 	}
-	return q.db.Close()
+	err := q.db.Close()
+	if q.ownSpill {
+		os.RemoveAll(q.budget.TempDir) //nolint:errcheck
+	}
+	return err
 }
 
 // Stop cancels every background build without closing the database (a server that is
@@ -222,16 +254,31 @@ func (q *Queries) DB() DBTX { return q.db }
 // already had files are visible without a reload.
 func (q *Queries) Reload(ctx context.Context) error {
 	for _, t := range lake.Tables() {
-		if _, err := q.db.ExecContext(ctx, viewDDL(q.dir, t)); err != nil {
+		ddl, has := viewDDL(q.dir, t)
+		if _, err := q.db.ExecContext(ctx, ddl); err != nil {
 			return fmt.Errorf("view %s: %w", t.Name, err)
 		}
+		q.viewHas.Store(t.Name, has)
 	}
 	return nil
 }
 
+// ensureView recreates the views when t's view was made before t had files and it has
+// some now (a derived table another store or process published first).
+func (q *Queries) ensureView(ctx context.Context, t *lake.Table) error {
+	if has, _ := q.viewHas.Load(t.Name); has == true {
+		return nil
+	}
+	files, err := t.Files(q.dir)
+	if err != nil || len(files) == 0 {
+		return err
+	}
+	return q.Reload(ctx)
+}
+
 // viewDDL builds the view of one table. DuckDB takes no bound parameters in DDL; the
 // path comes from the operator's --data flag and the registry, and is quoted.
-func viewDDL(dir string, t *lake.Table) string {
+func viewDDL(dir string, t *lake.Table) (string, bool) {
 	files, _ := t.Files(dir)
 	name := lake.QuoteIdent(t.Name)
 	if len(files) == 0 {
@@ -243,7 +290,7 @@ func viewDDL(dir string, t *lake.Table) string {
 		for _, p := range t.Partitions {
 			cols = append(cols, fmt.Sprintf("CAST(NULL AS %s) AS %s", partitionType(p), lake.QuoteIdent(p)))
 		}
-		return "CREATE OR REPLACE VIEW " + name + " AS SELECT " + strings.Join(cols, ", ") + " WHERE false"
+		return "CREATE OR REPLACE VIEW " + name + " AS SELECT " + strings.Join(cols, ", ") + " WHERE false", false
 	}
 	glob := strings.TrimRight(dir, "/") + "/" + t.Glob()
 	opts := ""
@@ -254,7 +301,7 @@ func viewDDL(dir string, t *lake.Table) string {
 		}
 		opts = ", hive_partitioning = true, hive_types = {" + strings.Join(types, ", ") + "}"
 	}
-	return "CREATE OR REPLACE VIEW " + name + " AS SELECT * FROM read_parquet(" + lake.QuoteString(glob) + opts + ")"
+	return "CREATE OR REPLACE VIEW " + name + " AS SELECT * FROM read_parquet(" + lake.QuoteString(glob) + opts + ")", true
 }
 
 // hiveKeys lists every key=value directory level of the table's path.

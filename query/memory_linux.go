@@ -12,3 +12,8 @@ func physicalMemory() int64 {
 	}
 	return int64(si.Totalram) * int64(si.Unit)
 }
+
+// processAlive reports whether a process with pid exists.
+func processAlive(pid int) bool {
+	return syscall.Kill(pid, 0) == nil || syscall.Kill(pid, 0) == syscall.EPERM
+}

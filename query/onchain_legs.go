@@ -84,6 +84,11 @@ func (q *Queries) ensureLegsPublished(ctx context.Context, st *legsState) error 
 		return &StoreError{Op: op, Err: err}
 	}
 	if cur {
+		for _, t := range []*lake.Table{lake.OnchainLegs, lake.OnchainLegsByToken} {
+			if err := q.ensureView(ctx, t); err != nil {
+				return wrap(ctx, op, err)
+			}
+		}
 		st.checked.Store(time.Now().UnixNano())
 		return nil
 	}

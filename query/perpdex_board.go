@@ -203,15 +203,29 @@ func pdRatio(n, d int64) float64 {
 
 func pdPtr(x float64, places int) *float64 { r := Round(x, places); return &r }
 
+// perpdexComputeBoard computes the board one wallet bucket at a time (the buckets of
+// perpdex_closed_trades, in order), so DuckDB holds a sixteenth of the window's rows at
+// once; every figure is per wallet, so the rows are those of one pass over all wallets.
 func (q *Queries) perpdexComputeBoard(ctx context.Context, start, end time.Time) ([]pdBoardEntry, error) {
+	out := []pdBoardEntry{}
+	for _, b := range closedTradeBuckets {
+		lo, hi := bucketRange(b)
+		var err error
+		if out, err = q.perpdexBoardBucket(ctx, out, start, end, lo, hi); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func (q *Queries) perpdexBoardBucket(ctx context.Context, out []pdBoardEntry, start, end time.Time, lo, hi string) ([]pdBoardEntry, error) {
 	ctx, cancel := q.ctx(ctx)
 	defer cancel()
-	rows, err := q.db.QueryContext(ctx, perpdexBoardSQL, start, end)
+	rows, err := q.db.QueryContext(ctx, perpdexBoardSQL, start, end, lo, hi)
 	if err != nil {
 		return nil, wrap(ctx, "perpdex board", err)
 	}
 	defer rows.Close()
-	out := []pdBoardEntry{}
 	for rows.Next() {
 		var (
 			r                                           TraderRow

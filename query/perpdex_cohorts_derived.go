@@ -398,9 +398,11 @@ func (q *Queries) reloadCohortViews(ctx context.Context) error {
 		if st.views[i] == want {
 			continue
 		}
-		if _, err := q.db.ExecContext(ctx, viewDDL(q.dir, t)); err != nil {
+		ddl, has := viewDDL(q.dir, t)
+		if _, err := q.db.ExecContext(ctx, ddl); err != nil {
 			return fmt.Errorf("view %s: %w", t.Name, err)
 		}
+		q.viewHas.Store(t.Name, has)
 		st.views[i] = want
 	}
 	return nil

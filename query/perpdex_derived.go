@@ -79,10 +79,7 @@ func (q *Queries) PublishPerpdexClosedTrades(ctx context.Context) (bool, error) 
 		return false, wrap(ctx, op, err)
 	}
 	for _, b := range closedTradeBuckets {
-		lo, hi := "0x"+b, "0x"+string(rune(b[0]+1))
-		if b == "9" {
-			hi = "0xa"
-		}
+		lo, hi := bucketRange(b)
 		n, err := lake.CopyQuery(ctx, q.db, q.dir, lake.PerpdexClosedTrades, []string{b}, perpdexClosedTradesSQL, lo, hi)
 		if err != nil {
 			return false, wrap(ctx, op, err)
@@ -128,6 +125,15 @@ func (q *Queries) closedTradesCurrent() (string, bool, error) {
 	return sig, m["fills"] == sig && len(files) > 0, nil
 }
 
+// bucketRange is the wallet range [lo, hi) of a bucket: the addresses starting 0x<b>.
+func bucketRange(b string) (lo, hi string) {
+	lo, hi = "0x"+b, "0x"+string(rune(b[0]+1))
+	if b == "9" {
+		hi = "0xa"
+	}
+	return lo, hi
+}
+
 // perpdexEnsure makes sure the closed trades are published for the lake's fills before
 // a query reads them: a store that serves stale data (mdq serve) answers from the last
 // publication while a newer one runs in the background; otherwise (the offline CLI, or
@@ -142,6 +148,9 @@ func (q *Queries) perpdexEnsure(ctx context.Context) error {
 		return &StoreError{Op: "perpdex closed trades", Err: err}
 	}
 	if cur {
+		if err := q.ensureView(ctx, lake.PerpdexClosedTrades); err != nil {
+			return wrap(ctx, "perpdex closed trades", err)
+		}
 		d.checked.Store(time.Now().UnixNano())
 		return nil
 	}

@@ -1,6 +1,9 @@
 -- PerpdexBoard computes every trader metric of one window for every wallet that has a
 -- fill in it: the rows behind /leaderboard and /leaderboard/flow-adjusted.
--- $1 window start (inclusive), $2 window end (exclusive; the board hour).
+-- $1 window start (inclusive), $2 window end (exclusive; the board hour), $3 <= wallet
+-- < $4: one bucket of wallets (query/perpdex_board.go runs the buckets in order and
+-- concatenates them, so one pass holds a sixteenth of the window's rows; every figure
+-- is per wallet, so the rows are those of one pass over every wallet).
 WITH fw AS (
     SELECT wallet,
            sum(closed_pnl)              AS realized_gross,
@@ -9,19 +12,19 @@ WITH fw AS (
            count(DISTINCT CAST(time AS DATE)) AS active_days,
            max(CAST(time AS DATE))      AS last_day
     FROM perpdex_fills
-    WHERE time >= $1 AND time < $2
+    WHERE time >= $1 AND time < $2 AND wallet >= $3 AND wallet < $4
     GROUP BY wallet
 ), life AS (
     SELECT wallet, sum(closed_pnl) - sum(fee) AS cum
     FROM perpdex_fills
-    WHERE time < $2 AND wallet IN (SELECT wallet FROM fw)
+    WHERE time < $2 AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
     GROUP BY wallet
 ), t AS (
     SELECT wallet, direction, realized_pnl, trade_no, asset, close_ts,
            (epoch_us(close_ts) - epoch_us(open_ts)) // 1000000 AS dur,
            CASE WHEN realized_pnl > 0 THEN 'w' WHEN realized_pnl < 0 THEN 'l' ELSE 'f' END AS cls
     FROM perpdex_closed_trades
-    WHERE is_complete AND close_ts >= $1 AND close_ts < $2
+    WHERE is_complete AND close_ts >= $1 AND close_ts < $2 AND wallet >= $3 AND wallet < $4
 ), tr AS (
     SELECT wallet,
            count(*)                                                  AS n,
@@ -55,7 +58,7 @@ WITH fw AS (
            max(account_value) OVER (PARTITION BY wallet ORDER BY snapshot_ts
                                     ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS peak
     FROM perpdex_accounts
-    WHERE snapshot_ts >= $1 AND snapshot_ts <= $2 AND wallet IN (SELECT wallet FROM fw)
+    WHERE snapshot_ts >= $1 AND snapshot_ts <= $2 AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
 ), dd AS (
     SELECT wallet,
            max(CASE WHEN peak > 0 THEN (peak - account_value) / peak * 100 ELSE 0 END) AS max_dd_pct,
@@ -66,7 +69,7 @@ WITH fw AS (
 ), av_end AS (
     SELECT wallet, arg_max(account_value, snapshot_ts) AS av
     FROM perpdex_accounts
-    WHERE snapshot_ts <= $2 AND wallet IN (SELECT wallet FROM fw)
+    WHERE snapshot_ts <= $2 AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
     GROUP BY wallet
 ), av_start AS (
     -- Equity at the window start: the last snapshot at or before it, else (a window
@@ -75,17 +78,17 @@ WITH fw AS (
            coalesce(arg_max(account_value, snapshot_ts) FILTER (WHERE snapshot_ts <= $1),
                     arg_min(account_value, snapshot_ts) FILTER (WHERE snapshot_ts > $1)) AS av
     FROM perpdex_accounts
-    WHERE snapshot_ts <= $2 AND wallet IN (SELECT wallet FROM fw)
+    WHERE snapshot_ts <= $2 AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
     GROUP BY wallet
 ), lev AS (
     SELECT wallet, avg(leverage) AS avg_lev
     FROM perpdex_positions
-    WHERE snapshot_ts >= $1 AND snapshot_ts <= $2 AND wallet IN (SELECT wallet FROM fw)
+    WHERE snapshot_ts >= $1 AND snapshot_ts <= $2 AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
     GROUP BY wallet
 ), fund AS (
     SELECT wallet, -sum(usdc) AS paid
     FROM perpdex_funding
-    WHERE time >= $1 AND time < $2
+    WHERE time >= $1 AND time < $2 AND wallet >= $3 AND wallet < $4
     GROUP BY wallet
 ), flows AS (
     SELECT wallet,
@@ -95,7 +98,7 @@ WITH fw AS (
            coalesce(sum(usdc) FILTER (WHERE kind = 'send_out'), 0) AS sout,
            count(*) FILTER (WHERE kind IN ('send_in', 'send_out')) AS sends
     FROM perpdex_ledger
-    WHERE time >= $1 AND time < $2
+    WHERE time >= $1 AND time < $2 AND wallet >= $3 AND wallet < $4
     GROUP BY wallet
 ), batches AS (
     SELECT (SELECT max(snapshot_ts) FROM perpdex_positions WHERE snapshot_ts <= $1) AS b_start,
@@ -105,7 +108,7 @@ WITH fw AS (
            coalesce(sum(p.unrealized_pnl) FILTER (WHERE p.snapshot_ts = b.b_end), 0)
          - coalesce(sum(p.unrealized_pnl) FILTER (WHERE p.snapshot_ts = b.b_start), 0) AS delta
     FROM perpdex_positions p, batches b
-    WHERE p.snapshot_ts = b.b_start OR p.snapshot_ts = b.b_end
+    WHERE (p.snapshot_ts = b.b_start OR p.snapshot_ts = b.b_end) AND p.wallet >= $3 AND p.wallet < $4
     GROUP BY p.wallet
 )
 SELECT fw.wallet,
