@@ -205,10 +205,16 @@ func (a *API) wrap(rt *Route) http.Handler {
 			}
 			return
 		}
+		ctx, asOf := query.WithDataAsOf(ctx)
 		data, err := rt.Run(ctx, a.Q, v)
 		if err != nil {
 			a.fail(w, r, rt, err)
 			return
+		}
+		if t := asOf.Time(); !t.IsZero() {
+			// The age of the derived state the body comes from (an hourly board's hour;
+			// the previous hour's while the next builds), so a client can see it.
+			w.Header().Set(DataAsOfHeader, t.UTC().Format(time.RFC3339))
 		}
 		body, err := encodeBody(data)
 		if err != nil {
@@ -227,6 +233,10 @@ func (a *API) wrap(rt *Route) http.Handler {
 		}
 	})
 }
+
+// DataAsOfHeader carries the time the derived state a response was computed from is as
+// of (routes answered from hourly boards).
+const DataAsOfHeader = "X-MDQ-Data-As-Of"
 
 // authMount guards a mount with the routes' credential check: 401 on a missing or
 // invalid credential, except on the mount's public paths. It spends no budget.

@@ -52,6 +52,7 @@ func (h *hourly[T]) get(ctx context.Context, q *Queries, key string, at time.Tim
 	cur, ok := h.cur[key]
 	if ok && cur.sig == sig && cur.at.Equal(at) {
 		h.mu.Unlock()
+		recordAsOf(ctx, cur.at)
 		return cur.v, cur.at, nil
 	}
 	bl := h.pending[key]
@@ -64,10 +65,14 @@ func (h *hourly[T]) get(ctx context.Context, q *Queries, key string, at time.Tim
 	}
 	h.mu.Unlock()
 	if ok && cur.sig == sig && cur.at.Equal(at.Add(-time.Hour)) {
+		recordAsOf(ctx, cur.at)
 		return cur.v, cur.at, nil
 	}
 	select {
 	case <-bl.done:
+		if bl.err == nil {
+			recordAsOf(ctx, bl.at)
+		}
 		return bl.v, bl.at, bl.err
 	case <-ctx.Done():
 		var zero T

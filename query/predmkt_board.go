@@ -127,6 +127,14 @@ func BoardTags(e *BoardEntry) []string {
 // written to the lake. While another request rebuilds, the previous hour's board is
 // served rather than waited for.
 func (q *Queries) PredmktBoard(ctx context.Context) (*Board, error) {
+	b, err := q.predmktBoard(ctx)
+	if err == nil {
+		recordAsOf(ctx, b.Hour)
+	}
+	return b, err
+}
+
+func (q *Queries) predmktBoard(ctx context.Context) (*Board, error) {
 	st := q.boardState()
 	hour := q.Now().Truncate(time.Hour)
 	if b := st.cur.Load(); b != nil && b.Hour.Equal(hour) {
