@@ -100,6 +100,39 @@ func (q *Queries) OnchainScreener(ctx context.Context, p OnchainScreenerParams) 
 	return items, nil
 }
 
+var onchainSmartCohortSQL = sqlfiles.MustRead("onchain/smart_cohort.sql")
+
+type smartCohortKey struct{}
+
+// smartCohort makes sure onchain_cohort_mem holds chain's smart-money cohort for board
+// hour at: built once per (chain, hour) through the hourly cache (so concurrent board
+// builds wait for one), older hours' rows of the chain dropped first.
+func (q *Queries) smartCohort(ctx context.Context, chain string, at time.Time) error {
+	v, _ := q.ext.LoadOrStore(smartCohortKey{}, newOcHourly[bool]("onchain smart cohort"))
+	h := v.(*hourly[bool])
+	_, err := h.value(ctx, q, chain, at, func(ctx context.Context, at time.Time) (bool, error) {
+		conn, err := q.db.Conn(ctx)
+		if err != nil {
+			return false, wrap(ctx, "onchain smart cohort", err)
+		}
+		defer conn.Close()
+		if _, err := conn.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS onchain_cohort_mem (chain VARCHAR, until_us BIGINT, address VARCHAR)"); err != nil {
+			return false, wrap(ctx, "onchain smart cohort", err)
+		}
+		// Rows of earlier hours are kept one hour (a board of the previous hour may
+		// still be building against them), then dropped.
+		if _, err := conn.ExecContext(ctx, "DELETE FROM onchain_cohort_mem WHERE chain = $1 AND (until_us = $2 OR until_us < $3)",
+			chain, micros(at), micros(at.Add(-time.Hour))); err != nil {
+			return false, wrap(ctx, "onchain smart cohort", err)
+		}
+		if _, err := conn.ExecContext(ctx, onchainSmartCohortSQL, chain, micros(at), OnchainSmartMoneyPnL); err != nil {
+			return false, wrap(ctx, "onchain smart cohort", err)
+		}
+		return true, nil
+	})
+	return err
+}
+
 // onchainScreenerBoard returns the board of (chain, window, smart) as of hour at.
 func (q *Queries) onchainScreenerBoard(ctx context.Context, chain, window string, smart bool, at time.Time) ([]screenerBoardRow, error) {
 	v, _ := q.ext.LoadOrStore(screenerBoardKey{}, newOcHourly[[]screenerBoardRow]("onchain screener board"))
@@ -111,6 +144,9 @@ func (q *Queries) onchainScreenerBoard(ctx context.Context, chain, window string
 }
 
 func (q *Queries) buildScreenerBoard(ctx context.Context, chain, window string, smart bool, at time.Time) ([]screenerBoardRow, error) {
+	if err := q.smartCohort(ctx, chain, at); err != nil {
+		return nil, err
+	}
 	first := Date(at.AddDate(0, 0, -OnchainScreenerWindows[window]))
 	rows, err := q.db.QueryContext(ctx, onchainScreenerSQL, chain, first, micros(at), smart, OnchainSmartMoneyPnL)
 	if err != nil {

@@ -7,7 +7,7 @@
 -- history up to the board hour is at least $5 USD (OnchainSmartMoneyPnL; realized PnL as in
 -- discover: per token, the matched quantity min(bought, sold) times the average sell
 -- price minus the average buy price, over priced transfers).
--- Reads the in-memory legs; each transfer is its sending leg (dir -1: wallet is the
+-- Reads the published legs; each transfer is its sending leg (dir -1: wallet is the
 -- sender, cp the receiver).
 -- It builds the hourly screener board (every token of the chain, unfiltered and
 -- unsorted): OnchainScreener filters, ranks and cuts it in Go. The sort keys come back
@@ -18,20 +18,9 @@
 WITH venues AS (
     SELECT address FROM onchain_labels_mem WHERE venue
 ),
-wt AS (
-    SELECT wallet AS w, token,
-           sum(amount) FILTER (WHERE dir = 1) AS b, sum(usd) FILTER (WHERE dir = 1) AS bu,
-           sum(amount) FILTER (WHERE dir = -1) AS s, sum(usd) FILTER (WHERE dir = -1) AS su
-    FROM onchain_legs
-    WHERE chain = $1 AND block_time <= make_timestamp($3) AND priced
-    GROUP BY wallet, token
-),
 cohort AS (
-    SELECT w AS address
-    FROM wt
-    WHERE b > 0 AND s > 0 AND w NOT IN (SELECT address FROM venues)
-    GROUP BY w
-    HAVING sum(CAST(least(b, s) * (su / s - bu / b) AS DECIMAL(38, 6))) >= $5
+    -- Materialised once per (chain, board hour) by smart_cohort.sql; $5 is unused here.
+    SELECT address FROM onchain_cohort_mem WHERE chain = $1 AND until_us = $3 AND $5 IS NOT NULL
 ),
 tx AS (
     SELECT l.token AS token_address, l.wallet AS from_address, l.cp AS to_address, l.usd,
