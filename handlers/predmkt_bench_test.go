@@ -192,7 +192,9 @@ func BenchmarkPredmktOHLCV(b *testing.B) {
 		p99(b, func() { httpGet(b, h, target) })
 	})
 	b.Run("sql", func(b *testing.B) {
-		p99(b, func() { sqlRun(b, q, text, tok, int64(3_600_000), int64(0), int64(math.MaxInt64), 1000) })
+		p99(b, func() {
+			sqlRun(b, q, text, tok, int64(3_600_000), int64(0), int64(math.MaxInt64), 1000, "0001-01-01", "9999-12-31")
+		})
 	})
 }
 

@@ -29,13 +29,12 @@ import (
 // from the same SQL over the raw files at the store clock.
 
 var (
-	predmktTapeTradesSQL = sqlfiles.MustRead("predmkt/board_tape_trades.sql")
-	predmktTapeSpanSQL   = sqlfiles.MustRead("predmkt/board_tape_span.sql")
-	predmktTapeBooksSQL  = sqlfiles.MustRead("predmkt/board_tape_books.sql")
-	predmktTapeMidsSQL   = sqlfiles.MustRead("predmkt/board_tape_mids.sql")
-	predmktTapeMktSQL    = sqlfiles.MustRead("predmkt/board_tape_markets.sql")
-	predmktTapeTokSQL    = sqlfiles.MustRead("predmkt/board_tape_tokens.sql")
-	predmktTapeMinSQL    = sqlfiles.MustRead("predmkt/board_tape_minutes.sql")
+	predmktTapeSpanSQL  = sqlfiles.MustRead("predmkt/board_tape_span.sql")
+	predmktTapeBooksSQL = sqlfiles.MustRead("predmkt/board_tape_books.sql")
+	predmktTapeMidsSQL  = sqlfiles.MustRead("predmkt/board_tape_mids.sql")
+	predmktTapeMktSQL   = sqlfiles.MustRead("predmkt/board_tape_markets.sql")
+	predmktTapeTokSQL   = sqlfiles.MustRead("predmkt/board_tape_tokens.sql")
+	predmktTapeMinSQL   = sqlfiles.MustRead("predmkt/board_tape_minutes.sql")
 )
 
 // tapeFile identifies one file version.
@@ -57,33 +56,14 @@ type tapeSpan struct {
 	rows                         int64
 }
 
-// tapeTrades is the taker trades of one token in one file, in (ts, seq) order.
-type tapeTrades struct {
-	ts, seq     []int64
-	price, size []float64
-}
-
+// tapeTradeFile is what the index keeps of a trades file: its ts span, so a request
+// opens only the date partitions its window can touch. The rows themselves stay in
+// the file (sorted by token then time, so one token's trades are a few row groups):
+// an index holding every fill grew with the lake (gigabytes on the large demo lake).
 type tapeTradeFile struct {
 	tapeFile
-	span   tapeSpan
-	tokens map[string]*tapeTrades
-	fills  tapeFills
+	span tapeSpan
 }
-
-// tapeFills is every fill of one file in ts order, as the smart-money aggregates
-// read them; text columns are codes into the file's own dictionaries.
-type tapeFills struct {
-	ts, usd, size        []int64 // usd and size in micro-units, rounded as the SQL rounds
-	wallet, cond, token  []uint32
-	outcome              []int32
-	side                 []uint8 // fillBuy, fillSell, or 0 for anything else
-	wallets, conds, toks []string
-}
-
-const (
-	fillBuy  = 1
-	fillSell = 2
-)
 
 // tapeSnap is the key of one book snapshot and its row in the file.
 type tapeSnap struct{ ts, local, seq, row int64 }
@@ -444,78 +424,11 @@ func (q *Queries) readSpan(ctx context.Context, path string) (tapeSpan, error) {
 }
 
 func (q *Queries) readTradeFile(ctx context.Context, f tapeFile) (*tapeTradeFile, error) {
-	const op = "predmkt tape index"
 	span, err := q.readSpan(ctx, f.path)
 	if err != nil {
 		return nil, err
 	}
-	e := &tapeTradeFile{tapeFile: f, span: span, tokens: map[string]*tapeTrades{}}
-	rows, err := q.db.QueryContext(ctx, predmktTapeTradesSQL, f.path)
-	if err != nil {
-		return nil, wrap(ctx, op, err)
-	}
-	defer rows.Close()
-	dict := func(m map[string]uint32, list *[]string, s string) uint32 {
-		if i, ok := m[s]; ok {
-			return i
-		}
-		m[s] = uint32(len(*list))
-		*list = append(*list, s)
-		return m[s]
-	}
-	wm, cm, tm := map[string]uint32{}, map[string]uint32{}, map[string]uint32{}
-	fl := &e.fills
-	n := int(span.rows) // exact sizes: the index lives as long as the file
-	fl.ts, fl.usd, fl.size = make([]int64, 0, n), make([]int64, 0, n), make([]int64, 0, n)
-	fl.wallet, fl.cond, fl.token = make([]uint32, 0, n), make([]uint32, 0, n), make([]uint32, 0, n)
-	fl.outcome, fl.side = make([]int32, 0, n), make([]uint8, 0, n)
-	for rows.Next() {
-		var ts, seq, usd, size int64
-		var tok, cond, wallet, role, side string
-		var outcome int32
-		var price, shares float64
-		if err := rows.Scan(&ts, &seq, &tok, &cond, &outcome, &wallet, &role, &side, &price, &shares, &usd, &size); err != nil {
-			return nil, wrap(ctx, op, err)
-		}
-		if role == "taker" {
-			tt := e.tokens[tok]
-			if tt == nil {
-				tt = &tapeTrades{}
-				e.tokens[tok] = tt
-			}
-			tt.ts = append(tt.ts, ts)
-			tt.seq = append(tt.seq, seq)
-			tt.price = append(tt.price, price)
-			tt.size = append(tt.size, shares)
-		}
-		var sd uint8
-		switch side {
-		case "BUY":
-			sd = fillBuy
-		case "SELL":
-			sd = fillSell
-		}
-		fl.ts = append(fl.ts, ts)
-		fl.usd = append(fl.usd, usd)
-		fl.size = append(fl.size, size)
-		fl.wallet = append(fl.wallet, dict(wm, &fl.wallets, wallet))
-		fl.cond = append(fl.cond, dict(cm, &fl.conds, cond))
-		fl.token = append(fl.token, dict(tm, &fl.toks, tok))
-		fl.outcome = append(fl.outcome, outcome)
-		fl.side = append(fl.side, sd)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, wrap(ctx, op, err)
-	}
-	for _, tt := range e.tokens {
-		if !tt.sorted() { // rows came in (ts, seq, token_id) order
-			tt.sort()
-		}
-		// Drop append's spare capacity: the index lives as long as the file.
-		tt.ts, tt.seq = slices.Clone(tt.ts), slices.Clone(tt.seq)
-		tt.price, tt.size = slices.Clone(tt.price), slices.Clone(tt.size)
-	}
-	return e, nil
+	return &tapeTradeFile{tapeFile: f, span: span}, nil
 }
 
 func (q *Queries) readBookFile(ctx context.Context, f tapeFile) (*tapeBookFile, error) {
@@ -730,73 +643,6 @@ func snapAfter(a, b tapeSnap) bool {
 		return c > 0
 	}
 	return a.seq > b.seq
-}
-
-// tapeTakerTrades returns the token's taker trades with ts in [from, to], in (ts,
-// seq) order, gathered from every file.
-func (ix *tapeIndex) tapeTakerTrades(token string, from, to int64) tapeTrades {
-	var out tapeTrades
-	for _, f := range ix.trades {
-		if !f.span.ok || f.span.maxTS < from || f.span.minTS > to {
-			continue
-		}
-		tt := f.tokens[token]
-		if tt == nil {
-			continue
-		}
-		lo, _ := slices.BinarySearch(tt.ts, from)
-		hi := len(tt.ts)
-		if to < maxInt64 {
-			hi, _ = slices.BinarySearch(tt.ts, to+1)
-		}
-		if hi <= lo {
-			continue
-		}
-		out.ts = append(out.ts, tt.ts[lo:hi]...)
-		out.seq = append(out.seq, tt.seq[lo:hi]...)
-		out.price = append(out.price, tt.price[lo:hi]...)
-		out.size = append(out.size, tt.size[lo:hi]...)
-	}
-	if !out.sorted() {
-		out.sort()
-	}
-	return out
-}
-
-func (t *tapeTrades) less(i, j int) bool {
-	return t.ts[i] < t.ts[j] || (t.ts[i] == t.ts[j] && t.seq[i] < t.seq[j])
-}
-
-func (t *tapeTrades) sorted() bool {
-	for i := 1; i < len(t.ts); i++ {
-		if t.less(i, i-1) {
-			return false
-		}
-	}
-	return true
-}
-
-// sort orders rows from files whose time ranges overlap (not the case for the
-// archive's date partitions, but the index does not rely on it).
-func (t *tapeTrades) sort() {
-	idx := make([]int, len(t.ts))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortStableFunc(idx, func(a, b int) int {
-		if c := cmp.Compare(t.ts[a], t.ts[b]); c != 0 {
-			return c
-		}
-		return cmp.Compare(t.seq[a], t.seq[b])
-	})
-	var s tapeTrades
-	for _, i := range idx {
-		s.ts = append(s.ts, t.ts[i])
-		s.seq = append(s.seq, t.seq[i])
-		s.price = append(s.price, t.price[i])
-		s.size = append(s.size, t.size[i])
-	}
-	*t = s
 }
 
 // tapeDates returns the smallest and largest hive date of the files whose rows can

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"math"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -58,8 +60,9 @@ func sameBars(a, b []CandleBar) bool {
 	return true
 }
 
-// TestPredmktTapeIndexOHLCVMatchesSQL: bars from the index equal ohlcv.sql's for every
-// interval, windows cut inside bars, from later than to, and limits that cut.
+// TestPredmktTapeIndexOHLCVMatchesSQL: bars read from the date partitions the index's
+// spans select equal ohlcv.sql's over every partition, for every interval, windows
+// cut inside bars, from later than to, and limits that cut.
 func TestPredmktTapeIndexOHLCVMatchesSQL(t *testing.T) {
 	q := openTapeLake(t, testlake.Tiny(t), testlake.Now())
 	ctx := context.Background()
@@ -78,10 +81,7 @@ func TestPredmktTapeIndexOHLCVMatchesSQL(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					want, err := q.ohlcvFromSQL(ctx, p)
-					if err != nil {
-						t.Fatal(err)
-					}
+					want := ohlcvAllDates(t, q, p)
 					if !sameBars(got, want) {
 						t.Fatalf("%+v: index %d bars %v, SQL %d bars %v", p, len(got), got, len(want), want)
 					}
@@ -89,6 +89,31 @@ func TestPredmktTapeIndexOHLCVMatchesSQL(t *testing.T) {
 			}
 		}
 	}
+}
+
+// ohlcvAllDates is ohlcv.sql with every date partition open.
+func ohlcvAllDates(t *testing.T, q *Queries, p PredmktOHLCVParams) []CandleBar {
+	t.Helper()
+	items := []CandleBar{}
+	if p.From > p.To {
+		return items
+	}
+	rows, err := q.db.Query(predmktOHLCVSQL, p.TokenID, OHLCVIntervals[p.Interval], p.From, p.To, p.Limit, "0001-01-01", "9999-12-31")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var i CandleBar
+		if err := rows.Scan(&i.TS, &i.Open, &i.High, &i.Low, &i.Close, &i.Volume, &i.Trades); err != nil {
+			t.Fatal(err)
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return items
 }
 
 // TestPredmktTapeIndexMidsMatchSQL: the latest mid at or before the clock, from the
@@ -234,34 +259,61 @@ func TestPredmktTapeIndexSeesNewFiles(t *testing.T) {
 	}
 }
 
-// TestPredmktTapeIndexSmartMoneyMatchesSQL: the cohort aggregates from the index's
-// fills equal smart_money_flows.sql's and smart_money_buys.sql's, per category and
-// window (including an empty one).
-func TestPredmktTapeIndexSmartMoneyMatchesSQL(t *testing.T) {
+// TestPredmktSmartMoneyDatePruningChangesNothing: the cohort aggregates read from the
+// date partitions the index's spans select equal the same SQL over every partition,
+// per category and window (including an empty one), and the cohort passed to the SQL
+// is the board's (SPEC §4.2 thresholds on the stored figures).
+func TestPredmktSmartMoneyDatePruningChangesNothing(t *testing.T) {
 	q := openTapeLake(t, testlake.Copy(t), testlake.Now())
 	ctx := context.Background()
 	b, err := q.PredmktBoard(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ix, err := q.predmktTape(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	now := testlake.Now().UnixMilli()
-	key := func(s string, i int) string { return s + "|" + string(rune('0'+i)) }
+	all := func(text string, cat, cohort string, from int64, scan func(*sql.Rows) error) {
+		t.Helper()
+		rows, err := q.db.Query(text, cat, from, now, "0001-01-01", "9999-12-31", cohort)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			if err := scan(rows); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
 	seen := 0
 	for _, cat := range append([]string{"all"}, PredmktCategories...) {
+		cohort := smartCohort(b, cat)
+		for _, e := range b.Cats[cat] {
+			in := strings.Contains(","+cohort+",", ","+e.Wallet+",")
+			if in != (e.PnL >= 1000 && e.Resolved >= 5 && e.Volume >= 5000) {
+				t.Fatalf("%s: wallet %s in cohort %t against SPEC's thresholds", cat, e.Wallet, in)
+			}
+		}
 		for _, h := range []int64{1, 24, 24 * 7, 720} {
 			from := now - h*3_600_000 + 1234
-			want, err := q.smartFlowsFromSQL(ctx, cat, from, now)
+			got, err := q.smartFlowsFromSQL(ctx, cat, cohort, from, now)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := ix.smartFlows(b, cat, from, now)
+			var want []smartFlowAgg
+			if cohort != "" {
+				all(predmktSmartFlowsSQL, cat, cohort, from, func(r *sql.Rows) error {
+					var a smartFlowAgg
+					err := r.Scan(&a.cond, &a.title, &a.slug, &a.wallets, &a.buy, &a.sell, &a.trades, &a.last, &a.yes)
+					want = append(want, a)
+					return err
+				})
+			}
 			seen += len(got)
 			if len(got) != len(want) {
-				t.Fatalf("flows %s %dh: index %d markets, SQL %d", cat, h, len(got), len(want))
+				t.Fatalf("flows %s %dh: pruned %d markets, all dates %d", cat, h, len(got), len(want))
 			}
 			byCond := map[string]smartFlowAgg{}
 			for _, a := range want {
@@ -272,24 +324,32 @@ func TestPredmktTapeIndexSmartMoneyMatchesSQL(t *testing.T) {
 				if g.title != w.title || g.slug != w.slug || g.wallets != w.wallets || g.trades != w.trades ||
 					g.buy != w.buy || g.sell != w.sell || g.last != w.last || (g.yes == nil) != (w.yes == nil) ||
 					(g.yes != nil && *g.yes != *w.yes) {
-					t.Fatalf("flows %s %dh %s: index %+v, SQL %+v", cat, h, g.cond, g, w)
+					t.Fatalf("flows %s %dh %s: pruned %+v, all dates %+v", cat, h, g.cond, g, w)
 				}
 			}
-			wantB, err := q.smartBuysFromSQL(ctx, cat, from, now)
+			gotB, err := q.smartBuysFromSQL(ctx, cat, cohort, from, now)
 			if err != nil {
 				t.Fatal(err)
 			}
-			gotB := ix.smartBuys(b, cat, from, now)
+			var wantB []smartSide
+			if cohort != "" {
+				all(predmktSmartBuysSQL, cat, cohort, from, func(r *sql.Rows) error {
+					var s smartSide
+					err := r.Scan(&s.cond, &s.title, &s.slug, &s.idx, &s.token, &s.wallets, &s.usd, &s.size, &s.last)
+					wantB = append(wantB, s)
+					return err
+				})
+			}
 			if len(gotB) != len(wantB) {
-				t.Fatalf("buys %s %dh: index %d sides, SQL %d", cat, h, len(gotB), len(wantB))
+				t.Fatalf("buys %s %dh: pruned %d sides, all dates %d", cat, h, len(gotB), len(wantB))
 			}
 			bySide := map[string]smartSide{}
 			for _, s := range wantB {
-				bySide[key(s.cond, s.idx)] = s
+				bySide[s.cond+"|"+strconv.Itoa(s.idx)] = s
 			}
 			for _, g := range gotB {
-				if w := bySide[key(g.cond, g.idx)]; g != w {
-					t.Fatalf("buys %s %dh: index %+v, SQL %+v", cat, h, g, w)
+				if w := bySide[g.cond+"|"+strconv.Itoa(g.idx)]; g != w {
+					t.Fatalf("buys %s %dh: pruned %+v, all dates %+v", cat, h, g, w)
 				}
 			}
 		}

@@ -31,53 +31,38 @@ type CandleBar struct {
 }
 
 // PredmktOHLCV returns the bars of one token, oldest first; a window wider than
-// Limit is cut at its recent end. The bars are those of ohlcv.sql, computed from the
-// taker trades the tape index holds in memory (see docs/PREDMKT.md, Speed).
+// Limit is cut at its recent end. The bars are ohlcv.sql's over the trades files of
+// the dates the range touches (see docs/PREDMKT.md, Speed).
 func (q *Queries) PredmktOHLCV(ctx context.Context, p PredmktOHLCVParams) ([]CandleBar, error) {
-	ix, err := q.predmktTape(ctx)
-	if err != nil {
-		return nil, wrap(ctx, "predmkt ohlcv", err)
-	}
-	width := OHLCVIntervals[p.Interval]
+	const op = "predmkt ohlcv"
 	items := []CandleBar{}
+	width := OHLCVIntervals[p.Interval]
 	if p.From > p.To || width <= 0 {
 		return items, nil
 	}
-	t := ix.tapeTakerTrades(p.TokenID, p.From, p.To)
-	for i, ts := range t.ts {
-		bucket := ts - ts%width
-		if n := len(items); n == 0 || items[n-1].TS != bucket {
-			if n == p.Limit {
-				break
-			}
-			items = append(items, CandleBar{TS: bucket, Open: t.price[i], High: t.price[i], Low: t.price[i]})
-		}
-		b := &items[len(items)-1]
-		b.High, b.Low = max(b.High, t.price[i]), min(b.Low, t.price[i])
-		b.Close = t.price[i]
-		b.Volume += t.size[i]
-		b.Trades++
+	ix, err := q.predmktTape(ctx)
+	if err != nil {
+		return nil, wrap(ctx, op, err)
 	}
-	return items, nil
-}
-
-// ohlcvFromSQL computes the same bars straight from the files; the tests hold the
-// index to it.
-func (q *Queries) ohlcvFromSQL(ctx context.Context, p PredmktOHLCVParams) ([]CandleBar, error) {
+	lo, hi, ok := ix.tradeDates(p.From, p.To)
+	if !ok {
+		return items, nil // no trades file holds a trade of the range
+	}
 	ctx, cancel := q.ctx(ctx)
 	defer cancel()
-	rows, err := q.db.QueryContext(ctx, predmktOHLCVSQL, p.TokenID, OHLCVIntervals[p.Interval], p.From, p.To, p.Limit)
+	// The trades files are sorted by token then time: DuckDB reads only the row
+	// groups of this token, in the date partitions the range touches.
+	rows, err := q.db.QueryContext(ctx, predmktOHLCVSQL, p.TokenID, width, p.From, p.To, p.Limit, lo, hi)
 	if err != nil {
-		return nil, wrap(ctx, "predmkt ohlcv", err)
+		return nil, wrap(ctx, op, err)
 	}
 	defer rows.Close()
-	items := []CandleBar{}
 	for rows.Next() {
 		var i CandleBar
 		if err := rows.Scan(&i.TS, &i.Open, &i.High, &i.Low, &i.Close, &i.Volume, &i.Trades); err != nil {
-			return nil, wrap(ctx, "predmkt ohlcv", err)
+			return nil, wrap(ctx, op, err)
 		}
 		items = append(items, i)
 	}
-	return items, wrap(ctx, "predmkt ohlcv", rows.Err())
+	return items, wrap(ctx, op, rows.Err())
 }

@@ -81,14 +81,25 @@ func (q *Queries) PredmktSmartMoney(ctx context.Context, p PredmktSmartMoneyPara
 	}
 	now := q.Now().UnixMilli()
 	from := now - p.Hours*3_600_000
-	ix, err := q.predmktTape(ctx)
-	if err != nil {
-		return nil, wrap(ctx, "predmkt smart_money", err)
-	}
+	cohort := smartCohort(board, p.Category)
 	if p.Mode == "mispricings" {
-		return q.smartMispricings(ctx, p, from, now, func() ([]smartSide, error) { return ix.smartBuys(board, p.Category, from, now), nil })
+		return q.smartMispricings(ctx, p, from, now, func() ([]smartSide, error) { return q.smartBuysFromSQL(ctx, p.Category, cohort, from, now) })
 	}
-	return q.smartFlows(ctx, p, from, now, func() ([]smartFlowAgg, error) { return ix.smartFlows(board, p.Category, from, now), nil })
+	return q.smartFlows(ctx, p, from, now, func() ([]smartFlowAgg, error) { return q.smartFlowsFromSQL(ctx, p.Category, cohort, from, now) })
+}
+
+// smartCohort is the cohort of one category of the board, as SPEC §4.2 selects it:
+// the stored (rounded) figures against the thresholds, comma-joined and sorted for
+// the SQL's cohort list ("" when empty).
+func smartCohort(b *Board, cat string) string {
+	var out []string
+	for _, e := range b.Cats[cat] {
+		if e.PnL >= 1000 && e.Resolved >= 5 && e.Volume >= 5000 {
+			out = append(out, e.Wallet)
+		}
+	}
+	slices.Sort(out)
+	return strings.Join(out, ",")
 }
 
 // smartFlowAgg is one market's cohort aggregate (smart_money_flows.sql's row).
@@ -120,15 +131,18 @@ func (q *Queries) smartDates(ctx context.Context, from, now int64) (lo, hi strin
 	return lo, hi, ok, nil
 }
 
-// smartFlowsFromSQL is smart_money_flows.sql over the raw files and the board in the
-// lake; the tests hold the index's aggregates to it.
-func (q *Queries) smartFlowsFromSQL(ctx context.Context, cat string, from, now int64) ([]smartFlowAgg, error) {
+// smartFlowsFromSQL is smart_money_flows.sql over the window's trades files (sorted
+// by token, read only for the dates the window touches) for the cohort's wallets.
+func (q *Queries) smartFlowsFromSQL(ctx context.Context, cat, cohort string, from, now int64) ([]smartFlowAgg, error) {
 	const op = "predmkt smart_money flows"
+	if cohort == "" {
+		return nil, nil
+	}
 	lo, hi, ok, err := q.smartDates(ctx, from, now)
 	if err != nil || !ok {
 		return nil, err
 	}
-	rows, err := q.db.QueryContext(ctx, predmktSmartFlowsSQL, cat, from, now, lo, hi)
+	rows, err := q.db.QueryContext(ctx, predmktSmartFlowsSQL, cat, from, now, lo, hi, cohort)
 	if err != nil {
 		return nil, wrap(ctx, op, err)
 	}
@@ -197,15 +211,18 @@ func (q *Queries) smartFlows(ctx context.Context, p PredmktSmartMoneyParams, fro
 	return out, nil
 }
 
-// smartBuysFromSQL is smart_money_buys.sql over the raw files and the board in the
-// lake; the tests hold the index's aggregates to it.
-func (q *Queries) smartBuysFromSQL(ctx context.Context, cat string, from, now int64) ([]smartSide, error) {
+// smartBuysFromSQL is smart_money_buys.sql over the window's trades files for the
+// cohort's wallets.
+func (q *Queries) smartBuysFromSQL(ctx context.Context, cat, cohort string, from, now int64) ([]smartSide, error) {
 	const op = "predmkt smart_money mispricings"
+	if cohort == "" {
+		return nil, nil
+	}
 	lo, hi, ok, err := q.smartDates(ctx, from, now)
 	if err != nil || !ok {
 		return nil, err
 	}
-	rows, err := q.db.QueryContext(ctx, predmktSmartBuysSQL, cat, from, now, lo, hi)
+	rows, err := q.db.QueryContext(ctx, predmktSmartBuysSQL, cat, from, now, lo, hi, cohort)
 	if err != nil {
 		return nil, wrap(ctx, op, err)
 	}

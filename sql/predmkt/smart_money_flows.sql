@@ -1,12 +1,12 @@
 -- PredmktSmartMoney (flows) aggregates the cohort's trades per market inside the window.
 -- $1 category ('all' or one name), $2 window start ms, $3 window end ms (inclusive),
 -- $4 $5 the first and last date partition that can hold fills of the window (from the
--- tape index's per-file ts spans), so only those files are opened.
--- The cohort is read from the hourly board of the same category: at least 1,000 USD
--- realized PnL, five resolved markets and 5,000 USD volume, all on that category.
+-- tape index's per-file ts spans), so only those files are opened; $6 the cohort's
+-- wallets, comma-separated, taken from the hourly board the request is answered from
+-- (at least 1,000 USD realized PnL, five resolved markets and 5,000 USD volume on
+-- the category).
 WITH cohort AS (
-    SELECT wallet FROM predmkt_board
-    WHERE category = $1 AND realized_pnl >= 1000 AND resolved_markets >= 5 AND volume_all >= 5000
+    SELECT DISTINCT unnest(string_split($6, ',')) AS wallet
 )
 SELECT t.condition_id, any_value(m.question), any_value(m.slug),
        count(DISTINCT t.wallet),
