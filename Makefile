@@ -6,7 +6,7 @@ VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 GO ?= go
 export CGO_ENABLED = 1
 
-.PHONY: build run test vet fmt-check bench bench-scale lint mcp-check clean
+.PHONY: build run test vet fmt-check bench bench-scale test-memory-limit lint mcp-check clean
 
 build:
 	$(GO) build -ldflags "-X main.Version=$(VERSION)" -o bin/mdq ./cmd/mdq
@@ -38,6 +38,14 @@ BENCH_LAKE ?= ./data-medium
 bench: build
 	@if [ ! -f $(BENCH_LAKE)/lake.json ]; then ./bin/mdq demo --data $(BENCH_LAKE) --scale medium --seed 1 --end 2026-11-20T12:00:00Z --force; fi
 	MDQ_BENCH_LAKE=$(abspath $(BENCH_LAKE)) $(GO) test -run '^$$' -bench . -benchtime 2s ./...
+
+# test-memory-limit: every route on the medium demo lake (generated once into
+# $(BENCH_LAKE)) under a 1 GiB budget answers the same bytes as under the default one.
+MEMORY_TEST_LIMIT ?= 1073741824
+test-memory-limit: build
+	@if [ ! -f $(BENCH_LAKE)/lake.json ]; then ./bin/mdq demo --data $(BENCH_LAKE) --scale medium --seed 1 --end 2026-11-20T12:00:00Z --force; fi
+	MDQ_MEMORY_TEST_LAKE=$(abspath $(BENCH_LAKE)) MDQ_MEMORY_TEST_LIMIT=$(MEMORY_TEST_LIMIT) MDQ_MEMORY_TEST_CLOCK=2026-11-20T12:00:00Z \
+	  $(GO) test -count=1 -run TestSmallMemoryLimitAnswersEveryRoute -v -timeout 90m ./handlers/ | grep -Ev '^(=== |[0-9/]+ [0-9:]+ INFO)'
 
 SCALE_LAKES ?= ./data-scale
 SCALES ?= tiny small medium large
