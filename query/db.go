@@ -340,6 +340,12 @@ type buildKey struct{}
 // asBuild marks ctx as a background build's: its queries get BuildTimeout.
 func asBuild(ctx context.Context) context.Context { return context.WithValue(ctx, buildKey{}, true) }
 
+// AsBuild marks ctx as a background build's (serve's refresher, rebuild, demo's
+// publication): each of its queries gets BuildTimeout instead of the request timeout,
+// so a board that takes longer than a request may on a large or loaded machine is
+// finished instead of abandoned and restarted by the next attempt.
+func AsBuild(ctx context.Context) context.Context { return asBuild(ctx) }
+
 // ErrTimeout reports a query that ran past the per-query timeout.
 var ErrTimeout = errors.New("query timed out")
 

@@ -246,7 +246,7 @@ func (q *Queries) RebuildPerpdexCohorts(ctx context.Context, full bool) (CohortB
 	mu.Lock()
 	defer mu.Unlock()
 	// A publication is not a request's query: it gets its own, longer budget.
-	ctx, cancel := context.WithTimeout(q.detach(ctx), 10*q.timeout)
+	ctx, cancel := context.WithTimeout(asBuild(q.detach(ctx)), max(10*q.timeout, BuildTimeout))
 	defer cancel()
 	const op = "perpdex cohorts"
 	// Another store (or process) may have published since these views were made.

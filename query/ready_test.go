@@ -98,3 +98,25 @@ func TestMemoryBudgetSplit(t *testing.T) {
 		t.Fatal("a 100 MB budget was accepted")
 	}
 }
+
+// TestBuildContextOutlivesRequestTimeout: a board build under a request's timeout is
+// cut short (here 1 ms, standing for a large lake on a loaded machine), while the
+// same build marked AsBuild (serve's refresher, rebuild, demo) gets BuildTimeout and
+// completes, so readiness does not depend on the request timeout.
+func TestBuildContextOutlivesRequestTimeout(t *testing.T) {
+	q, err := query.Open(context.Background(), testlake.Copy(t), query.Options{Now: testlake.Now, NoGoLimit: true, Timeout: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	if _, err := q.RebuildPredmktBoard(context.Background()); !errors.Is(err, query.ErrTimeout) {
+		t.Fatalf("board under a 1 ms request timeout: %v, want a timeout", err)
+	}
+	b, err := q.RebuildPredmktBoard(query.AsBuild(context.Background()))
+	if err != nil {
+		t.Fatalf("board as a build: %v", err)
+	}
+	if len(b.Cats["all"]) == 0 {
+		t.Fatal("the build's board is empty")
+	}
+}

@@ -50,6 +50,7 @@ func newRebuildCmd(cfg *Config) *cobra.Command {
 // clock (mdq rebuild, after an ingest, at the end of mdq demo) and prints one line per
 // table family.
 func publishDerived(ctx context.Context, q *query.Queries, out io.Writer) error {
+	ctx = query.AsBuild(ctx)
 	legs, err := q.PublishOnchainLegs(ctx)
 	if err != nil {
 		return err
@@ -117,7 +118,9 @@ func boardRefresher(ctx context.Context, _ *Config, _ *cobra.Command, api *handl
 				{"onchain", api.Q.OnchainWarm},
 			} {
 				at := api.Q.Now()
-				err := w.fn(ctx)
+				// A build, not a request: its queries get query.BuildTimeout (a board of a
+				// large lake on a busy machine takes longer than a request may).
+				err := w.fn(query.AsBuild(ctx))
 				if ctx.Err() != nil {
 					return
 				}
