@@ -51,25 +51,25 @@ func ptr[T any](p *T) any {
 // rawFill is a fill as the node and the info API write it. Fields not listed (cloid,
 // twapId, ...) are ignored; a field the venue adds later is ignored too.
 type rawFill struct {
-	Coin          str      `json:"coin"`
-	Px            num      `json:"px"`
-	Sz            num      `json:"sz"`
-	Side          str      `json:"side"`
-	Time          integer  `json:"time"`
-	StartPosition num      `json:"startPosition"`
-	Dir           str      `json:"dir"`
-	ClosedPnl     num      `json:"closedPnl"`
-	Hash          str      `json:"hash"`
-	Oid           integer  `json:"oid"`
-	Crossed       *bool    `json:"crossed"`
-	Fee           num      `json:"fee"`
-	Tid           integer  `json:"tid"`
-	FeeToken      str      `json:"feeToken"`
-	Builder       str      `json:"builder"`
-	BuilderFee    num      `json:"builderFee"`
-	DeployerFee   num      `json:"deployerFee"`
-	Liquidation   *rawLiq  `json:"liquidation"`
-	User          str      `json:"user"` // present in some websocket payloads
+	Coin          str     `json:"coin"`
+	Px            num     `json:"px"`
+	Sz            num     `json:"sz"`
+	Side          str     `json:"side"`
+	Time          integer `json:"time"`
+	StartPosition num     `json:"startPosition"`
+	Dir           str     `json:"dir"`
+	ClosedPnl     num     `json:"closedPnl"`
+	Hash          str     `json:"hash"`
+	Oid           integer `json:"oid"`
+	Crossed       *bool   `json:"crossed"`
+	Fee           num     `json:"fee"`
+	Tid           integer `json:"tid"`
+	FeeToken      str     `json:"feeToken"`
+	Builder       str     `json:"builder"`
+	BuilderFee    num     `json:"builderFee"`
+	DeployerFee   num     `json:"deployerFee"`
+	Liquidation   *rawLiq `json:"liquidation"`
+	User          str     `json:"user"` // present in some websocket payloads
 }
 
 type rawLiq struct {
@@ -143,9 +143,9 @@ func (r *rawFill) fill(wallet string) (Fill, error) {
 
 // nodeBlock is one line of a node_fills_by_block file.
 type nodeBlock struct {
-	LocalTime   str         `json:"local_time"`
-	BlockTime   str         `json:"block_time"`
-	BlockNumber integer     `json:"block_number"`
+	LocalTime   str          `json:"local_time"`
+	BlockTime   str          `json:"block_time"`
+	BlockNumber integer      `json:"block_number"`
 	Events      *[]nodeEvent `json:"events"`
 }
 

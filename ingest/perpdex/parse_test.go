@@ -50,7 +50,7 @@ func needSamples(t *testing.T) {
 	}
 }
 
-func ms(v int64) time.Time { return time.UnixMilli(v).UTC() }
+func ms(v int64) time.Time  { return time.UnixMilli(v).UTC() }
 func fp(v float64) *float64 { return &v }
 
 // TestSamplesParseIntoExpectedRows: every real-format sample, its kind guessed from

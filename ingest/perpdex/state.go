@@ -76,10 +76,10 @@ type clearinghouseState struct {
 				Type  str `json:"type"`
 				Value num `json:"value"`
 			} `json:"leverage"`
-			LiquidationPx  num `json:"liquidationPx"`
-			PositionValue  num `json:"positionValue"`
-			Szi            num `json:"szi"`
-			UnrealizedPnl  num `json:"unrealizedPnl"`
+			LiquidationPx num `json:"liquidationPx"`
+			PositionValue num `json:"positionValue"`
+			Szi           num `json:"szi"`
+			UnrealizedPnl num `json:"unrealizedPnl"`
 		} `json:"position"`
 	} `json:"assetPositions"`
 	MarginSummary *struct {
