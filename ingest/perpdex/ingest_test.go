@@ -129,7 +129,8 @@ func TestIngestFixturesIntoEmptyLake(t *testing.T) {
 		counts[k] = len(v)
 	}
 	want := map[string]int{"perpdex_fills": 10, "perpdex_trades": 6, "perpdex_funding": 2, "perpdex_ledger": 5,
-		"perpdex_positions": 2, "perpdex_accounts": 1, "perpdex_marks": 2, "perpdex_hype_balances": 1}
+		"perpdex_positions": 2, "perpdex_accounts": 1, "perpdex_marks": 2, "perpdex_hype_balances": 1,
+		"perpdex_venue_stats": 1}
 	for k, n := range want {
 		if counts[k] != n {
 			t.Errorf("%s: %d rows, want %d\n%v", k, counts[k], n, d[k])
@@ -148,6 +149,7 @@ func TestIngestFixturesIntoEmptyLake(t *testing.T) {
 		{"perpdex_ledger", "perpdex/ledger/date=2026-04-01|2026-04-01 09:50:00|" + w1 + "|send_in|100.0|" + w2 + "|0xcc00000000000000000000000000000000000000000000000000000000000003"},
 		{"perpdex_marks", "perpdex/marks/date=2026-04-03|2026-04-03 10:00:00|HYPE|31.25"},
 		{"perpdex_hype_balances", "perpdex/hype_balances|" + w1 + "|staked|150.75|2026-04-03 10:00:00"},
+		{"perpdex_venue_stats", "perpdex/venue_stats|2026-04-03 10:00:00|5020.5|1|2|1|1|10720.0|8120.0|2600.0|1"},
 		{"perpdex_accounts", "perpdex/accounts/date=2026-04-03|2026-04-03 10:00:00|" + w1 + "|5020.5|10720.0|1062.0"},
 	} {
 		found := false

@@ -22,6 +22,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"mdq/ingest"
@@ -43,6 +44,7 @@ var Keys = map[*lake.Table][]string{
 	lake.PerpdexAccounts:     {"snapshot_ts", "wallet"},
 	lake.PerpdexHypeBalances: {"wallet", "source"},
 	lake.PerpdexMarks:        {"time", "coin"},
+	lake.PerpdexVenueStats:   {"ts"},
 }
 
 // mergeOrder: fills first (the tape is derived from the merged fills).
@@ -51,6 +53,13 @@ var mergeOrder = []*lake.Table{lake.PerpdexFills, lake.PerpdexFunding, lake.Perp
 
 //go:embed trades_from_fills.sql
 var tradesFromFillsSQL string
+
+//go:embed venue_stats.sql
+var venueStatsSQL string
+
+// noPositions stands for a date without a positions file in venue_stats.sql.
+const noPositions = "(SELECT NULL::TIMESTAMP AS snapshot_ts, NULL::VARCHAR AS wallet, NULL::DOUBLE AS szi, " +
+	"NULL::DOUBLE AS unrealized_pnl, NULL::DOUBLE AS position_value WHERE false)"
 
 // Options are the command line's choices for a batch of files.
 type Options struct {
@@ -67,6 +76,7 @@ type Loader struct {
 	opts    Options
 	sum     ingest.Summary
 	dates   map[string]bool // dates whose tape must be derived again
+	snaps   map[string]bool // dates whose venue statistics must be computed again
 	hype    map[[2]string][]any
 	Errors  []error // malformed records, FILE:LINE: reason
 	Tables  map[string]ingest.MergeStats
@@ -84,7 +94,7 @@ func NewLoader(stage *ingest.Stage, opts Options) (*Loader, error) {
 		}
 		opts.User = lower(opts.User)
 	}
-	return &Loader{stage: stage, opts: opts, dates: map[string]bool{}, hype: map[[2]string][]any{},
+	return &Loader{stage: stage, opts: opts, dates: map[string]bool{}, snaps: map[string]bool{}, hype: map[[2]string][]any{},
 		Tables: map[string]ingest.MergeStats{}}, nil
 }
 
@@ -106,6 +116,7 @@ var (
 type fileState struct {
 	sum   ingest.Summary
 	dates map[string]bool
+	snaps map[string]bool
 	hype  map[[2]string][]any
 }
 
@@ -133,7 +144,7 @@ func (l *Loader) File(ctx context.Context, name string) error {
 		}
 	}
 	sp := l.stage.Savepoint()
-	fs := &fileState{dates: map[string]bool{}, hype: map[[2]string][]any{}}
+	fs := &fileState{dates: map[string]bool{}, snaps: map[string]bool{}, hype: map[[2]string][]any{}}
 	var firstErr error
 	onRecord := func(line int, rec *record, perr error) error {
 		if perr != nil {
@@ -182,6 +193,9 @@ func (l *Loader) commit(fs *fileState) {
 	for d := range fs.dates {
 		l.dates[d] = true
 	}
+	for d := range fs.snaps {
+		l.snaps[d] = true
+	}
 	for k, v := range fs.hype {
 		if old, ok := l.hype[k]; !ok || !old[3].(time.Time).After(v[3].(time.Time)) {
 			l.hype[k] = v
@@ -200,6 +214,8 @@ func (l *Loader) stageRows(rows []Row, fs *fileState) error {
 			continue
 		case lake.PerpdexFills, lake.PerpdexTrades:
 			fs.dates[r.Date] = true
+		case lake.PerpdexAccounts, lake.PerpdexPositions:
+			fs.snaps[r.Date] = true
 		}
 		var part []string
 		if r.Date != "" {
@@ -262,6 +278,12 @@ func (l *Loader) Finish(ctx context.Context, now time.Time) (ingest.Summary, err
 	if err := merge(lake.PerpdexTrades); err != nil {
 		return l.sum, err
 	}
+	if err := l.stageVenueStats(ctx); err != nil {
+		return l.sum, err
+	}
+	if err := merge(lake.PerpdexVenueStats); err != nil {
+		return l.sum, err
+	}
 	if err := l.stageHype(ctx); err != nil {
 		return l.sum, err
 	}
@@ -276,7 +298,50 @@ func (l *Loader) Finish(ctx context.Context, now time.Time) (ingest.Summary, err
 	return l.sum, nil
 }
 
-// Derived is how many tape rows Finish derived from fills.
+// stageVenueStats computes perpdex_venue_stats again for every date whose account or
+// position snapshots changed (mdq computes the venue figures; no input carries them).
+func (l *Loader) stageVenueStats(ctx context.Context) error {
+	dates := make([]string, 0, len(l.snaps))
+	for d := range l.snaps {
+		dates = append(dates, d)
+	}
+	sort.Strings(dates)
+	for _, d := range dates {
+		acc, err := l.partFile(lake.PerpdexAccounts, d)
+		if err != nil || acc == "" {
+			continue // positions without account snapshots: no equity to report
+		}
+		pos, err := l.partFile(lake.PerpdexPositions, d)
+		if err != nil {
+			return err
+		}
+		q, args := strings.Replace(venueStatsSQL, "{{positions}}", noPositions, 1), []any{acc}
+		if pos != "" {
+			q, args = strings.Replace(venueStatsSQL, "{{positions}}", "read_parquet(?)", 1), []any{acc, pos}
+		}
+		n, err := l.stage.AppendQuery(ctx, lake.PerpdexVenueStats, nil, q, args...)
+		if err != nil {
+			return fmt.Errorf("venue statistics of %s: %w", d, err)
+		}
+		l.derived += n
+	}
+	return nil
+}
+
+// partFile is the path of t's partition for date, "" when it does not exist.
+func (l *Loader) partFile(t *lake.Table, date string) (string, error) {
+	rel, err := t.Path(date)
+	if err != nil {
+		return "", err
+	}
+	file := filepath.Join(l.stage.Root(), filepath.FromSlash(rel))
+	if _, err := os.Stat(file); err != nil {
+		return "", nil
+	}
+	return file, nil
+}
+
+// Derived is how many rows Finish derived (tape rows from fills, venue statistics).
 func (l *Loader) Derived() int64 { return l.derived }
 
 // stageHype stages the balances read in this batch that are not older than the stored

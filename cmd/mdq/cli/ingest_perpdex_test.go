@@ -109,12 +109,12 @@ func TestIngestPerpdexEndToEnd(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("ingest: exit %d: %s %s", code, out, errs)
 	}
-	if !strings.Contains(out, "perpdex: read 28, written 29, deduplicated 0, rejected 0") ||
+	if !strings.Contains(out, "perpdex: read 28, written 30, deduplicated 0, rejected 0") ||
 		!strings.Contains(out, "perpdex closed trades: republished true") {
 		t.Fatalf("summary: %s", out)
 	}
 	code, out, errs = run(t, args...)
-	if code != 0 || !strings.Contains(out, "written 0, deduplicated 29, rejected 0") {
+	if code != 0 || !strings.Contains(out, "written 0, deduplicated 30, rejected 0") {
 		t.Fatalf("second ingest: exit %d: %s %s", code, out, errs)
 	}
 
@@ -224,6 +224,19 @@ func TestIngestPerpdexEndToEnd(t *testing.T) {
 	}
 	near("liquidation mark", lq.Liquidations[0].Mark, liqs[0].liqMark)
 	near("liquidation size", lq.Liquidations[0].Size, liqs[0].px*liqs[0].sz)
+
+	var st struct {
+		Stats []struct { // the route's envelope key is metrics
+			Equity float64 `json:"total_perp_equity"`
+			OI     float64 `json:"open_interest"`
+		} `json:"metrics"`
+	}
+	get("/v1/perpdex/stats", &st)
+	if len(st.Stats) != 1 {
+		t.Fatalf("stats: %+v", st)
+	}
+	near("total_perp_equity", st.Stats[0].Equity, 5020.5) // the clearinghouse fixture's accountValue
+	near("open_interest", st.Stats[0].OI, 8120+2600)      // its two positionValues
 
 	var led map[string]any
 	get("/v1/perpdex/wallets/"+w1+"/ledger", &led)
