@@ -143,6 +143,16 @@ func (l *Loader) File(ctx context.Context, name string) error {
 			fc.at = time.UnixMilli(ms).UTC()
 		}
 	}
+	return l.load(ctx, r, name, l.opts.Kind, fc)
+}
+
+// Answer stages one info-API answer held in memory (the recorder's), of a known kind,
+// fetched for user ("" for market data) at at. A malformed answer stages nothing.
+func (l *Loader) Answer(ctx context.Context, name, kind, user string, at time.Time, body []byte) error {
+	return l.load(ctx, bytes.NewReader(body), name, kind, &fileCtx{user: lower(user), at: at.UTC()})
+}
+
+func (l *Loader) load(ctx context.Context, r io.Reader, name, kind string, fc *fileCtx) error {
 	sp := l.stage.Savepoint()
 	fs := &fileState{dates: map[string]bool{}, snaps: map[string]bool{}, hype: map[[2]string][]any{}}
 	var firstErr error
@@ -163,7 +173,7 @@ func (l *Loader) File(ctx context.Context, name string) error {
 		}
 		return l.stageRows(rec.rows, fs)
 	}
-	err = readFile(r, name, l.opts.Kind, fc, onRecord)
+	err := readFile(r, name, kind, fc, onRecord)
 	if err == nil && firstErr == nil {
 		l.commit(fs)
 		return nil

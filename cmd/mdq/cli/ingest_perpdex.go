@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +17,63 @@ import (
 
 func init() {
 	ingestCommands = append(ingestCommands, newIngestPerpdexCmd)
+	recordCommands = append(recordCommands, newRecordPerpdexCmd)
+}
+
+// newRecordPerpdexCmd builds `mdq record perpdex`: a poller of the venue's info API
+// (ingest/perpdex.Recorder).
+func newRecordPerpdexCmd(cfg *Config) *cobra.Command {
+	var info, usersFile string
+	var every time.Duration
+	var rpm int
+	var once bool
+	cmd := &cobra.Command{
+		Use:   "perpdex",
+		Short: "Poll the perpetuals venue's info API for the listed users' fills, funding, ledger and hourly snapshots",
+		Long: "Resumes from the checkpoint in the lake (" + perpdex.CheckpointFile + "); requests are spaced to --rpm and\n" +
+			"retried with exponential backoff on 429 and 5xx; each round is merged atomically, also when stopped (SIGTERM).",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if info == "" {
+				return errors.New("--info URL is required (the venue's info endpoint)")
+			}
+			var users []string
+			if usersFile != "" {
+				b, err := os.ReadFile(usersFile)
+				if err != nil {
+					return err
+				}
+				for i, line := range strings.Split(string(b), "\n") {
+					line = strings.TrimSpace(line)
+					if line == "" || strings.HasPrefix(line, "#") {
+						continue
+					}
+					if len(line) != 42 || !strings.HasPrefix(line, "0x") {
+						return fmt.Errorf("%s:%d: %q is not a 0x address", usersFile, i+1, line)
+					}
+					users = append(users, strings.ToLower(line))
+				}
+			}
+			if every <= 0 {
+				return errors.New("--every must be positive")
+			}
+			errw := cmd.ErrOrStderr()
+			rec := &perpdex.Recorder{Root: cfg.Data, Info: info, Users: users, RPM: rpm, Log: errw}
+			rec.AfterFlush = func(ctx context.Context) error { return afterIngest(ctx, cfg.Data, nil, errw) }
+			if once {
+				sum, err := rec.Cycle(cmd.Context())
+				fmt.Fprintf(cmd.OutOrStdout(), "perpdex: %s; %d requests, %d retried\n", sum.String(), rec.Requests, rec.Retries)
+				return err
+			}
+			return rec.Run(cmd.Context(), every)
+		},
+	}
+	cmd.Flags().StringVar(&info, "info", "", "info endpoint URL (POST JSON), e.g. http://127.0.0.1:3001/info")
+	cmd.Flags().StringVar(&usersFile, "users", "", "file of user addresses to follow, one per line (# comments)")
+	cmd.Flags().DurationVar(&every, "every", time.Minute, "time between polling rounds")
+	cmd.Flags().IntVar(&rpm, "rpm", 60, "requests per minute at most (the venue allows 1200 weight a minute; most info requests weigh 20)")
+	cmd.Flags().BoolVar(&once, "once", false, "run one round and exit")
+	return cmd
 }
 
 // newIngestPerpdexCmd builds `mdq ingest perpdex`: the venue's node fill files and
