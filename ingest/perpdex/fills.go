@@ -175,6 +175,15 @@ func (e *nodeEvent) UnmarshalJSON(b []byte) error {
 // ParseNodeLine parses one line of a node fill file into its fills; spot fills are
 // counted in spot and left out.
 func ParseNodeLine(b []byte) (fills []Fill, spot int, err error) {
+	if fills, spot, ok := fastNodeLine(b, nil); ok {
+		return fills, spot, nil
+	}
+	return parseNodeLineSlow(b)
+}
+
+// parseNodeLineSlow is the reference decoder (encoding/json), which also says what is
+// wrong with a malformed line.
+func parseNodeLineSlow(b []byte) (fills []Fill, spot int, err error) {
 	var blk nodeBlock
 	if err := json.Unmarshal(b, &blk); err != nil {
 		return nil, 0, err

@@ -232,3 +232,41 @@ func TestMalformedFillLines(t *testing.T) {
 		})
 	}
 }
+
+// TestFastPathAgreesWithReference: the hand scanner for node lines gives exactly the
+// rows encoding/json gives, and gives up (leaving the reference decoder to read or
+// reject the line) on what it does not handle: escapes, malformed input.
+func TestFastPathAgreesWithReference(t *testing.T) {
+	lines := readLines(t, "testdata/node_fills.jsonl")
+	extra := []struct {
+		line     string
+		fastOK   bool
+		slowFail bool
+	}{
+		{strings.Replace(lines[0], `"coin":"BTC"`, `"coin":"B\u0054C"`, 1), false, false},
+		{strings.Replace(lines[0], `"px":"80000.0"`, `"px":80000.0`, 1), true, false},
+		{strings.Replace(lines[0], `"crossed":true`, `"crossed":"yes"`, 1), false, true},
+		{strings.Replace(lines[0], `"tid":1001`, `"tid":1001.5`, 1), false, true},
+		{lines[0] + "x", false, true},
+		{`{"block_number":1,"events":[]}`, true, false},
+		{`{"events":[["0xab",{"coin":"BTC","liquidation":null,"px":"1","sz":"1","side":"A","time":1,"startPosition":"0","dir":"d","closedPnl":"0","hash":"0x1","oid":1,"crossed":false,"fee":"0","tid":1}]]}`, true, false},
+	}
+	for _, l := range lines {
+		extra = append(extra, struct {
+			line     string
+			fastOK   bool
+			slowFail bool
+		}{l, true, false})
+	}
+	for i, c := range extra {
+		ff, fs, ok := fastNodeLine([]byte(c.line), nil)
+		sf, ss, err := parseNodeLineSlow([]byte(c.line))
+		if ok != c.fastOK || (err != nil) != c.slowFail {
+			t.Errorf("case %d: fast ok %v (want %v), slow error %v (want failure %v)", i, ok, c.fastOK, err, c.slowFail)
+			continue
+		}
+		if ok && (!reflect.DeepEqual(ff, sf) || fs != ss) {
+			t.Errorf("case %d: fast %v %d, reference %v %d", i, ff, fs, sf, ss)
+		}
+	}
+}
