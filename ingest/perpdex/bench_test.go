@@ -2,11 +2,11 @@ package perpdex
 
 import (
 	"bytes"
-	"syscall"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -58,7 +58,7 @@ func nodeFile(b *testing.B, n int, compress bool) (string, int64) {
 func cpuSeconds() float64 {
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru) //nolint:errcheck
-	return time.Duration(ru.Utime.Nano()+ru.Stime.Nano()).Seconds()
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
 
 func lz4Compress(b *testing.B, data []byte) []byte {
