@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -123,3 +124,31 @@ func BenchmarkNodeFillsIngest(b *testing.B) { benchIngest(b, false) }
 
 // BenchmarkNodeFillsIngestLZ4: the same file LZ4-framed.
 func BenchmarkNodeFillsIngestLZ4(b *testing.B) { benchIngest(b, true) }
+
+// BenchmarkRecorder1000Users: one full round (fills, funding, ledger and the hourly
+// snapshots) for 1,000 users against a local info server without rate limit: the
+// recorder's request rate, and its peak resident memory.
+func BenchmarkRecorder1000Users(b *testing.B) {
+	users := make([]string, 1000)
+	for i := range users {
+		users[i] = fmt.Sprintf("0x%040x", i+1)
+	}
+	t0 := time.Date(2026, 4, 1, 10, 0, 0, 0, time.UTC)
+	fake := &fakeInfo{users: users, t0: t0, now: t0.Add(10 * time.Hour), pageLimit: 2000, noFaults: true}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	b.ResetTimer()
+	var reqs int64
+	for range b.N {
+		rec := &Recorder{Root: b.TempDir(), Info: srv.URL + "/info", Users: users, RPM: 1 << 30,
+			Now: func() time.Time { return fake.now }}
+		if _, err := rec.Cycle(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		reqs += rec.Requests
+	}
+	b.ReportMetric(float64(reqs)/b.Elapsed().Seconds(), "requests/s")
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru) //nolint:errcheck
+	b.ReportMetric(float64(ru.Maxrss)/1024, "peak-RSS-MB")
+}
