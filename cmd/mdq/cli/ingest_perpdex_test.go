@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"mdq/cmd/mdq/cli"
 	"mdq/handlers"
 	"mdq/query"
 )
@@ -245,5 +246,34 @@ func TestIngestPerpdexEndToEnd(t *testing.T) {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("ledger route lacks %s: %s", want, b)
 		}
+	}
+}
+
+// TestIngestPerpdexStdinAndBadFile: `-` reads stdin (kind guessed from the content); a
+// malformed line is reported as FILE:LINE, its file writes nothing, the batch's other
+// file is ingested, and the command exits 1 after the summary.
+func TestIngestPerpdexStdinAndBadFile(t *testing.T) {
+	node, err := os.ReadFile(filepath.Join(perpdexFixtures, "node_fills.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(node)), "\n")
+	dir := filepath.Join(t.TempDir(), "lake")
+	bad := filepath.Join(t.TempDir(), "bad.jsonl")
+	if err := os.WriteFile(bad, []byte(lines[0]+"\n{\"block_number\":2,\"events\":[[\"0xab\",{\"coin\":\"BTC\"}]]}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var outb, errb strings.Builder
+	code := cli.Do([]string{"ingest", "perpdex", "--data", dir, "--clock", "2026-04-04T00:00:00Z", bad, "-"},
+		strings.NewReader(strings.Join(lines[:2], "\n")+"\n"), &outb, &errb, "test")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\n%s\n%s", code, outb.String(), errb.String())
+	}
+	if !strings.Contains(errb.String(), bad+`:2: event 0: missing required field "px"`) ||
+		!strings.Contains(errb.String(), "1 of 2 files rejected") {
+		t.Fatalf("stderr: %s", errb.String())
+	}
+	if !strings.Contains(outb.String(), "perpdex: read 6, written 6, deduplicated 0, rejected 1") {
+		t.Fatalf("summary (6 fills read; stdin's 4 and 2 tape rows written, none of bad.jsonl's): %s", outb.String())
 	}
 }
