@@ -23,7 +23,7 @@ func init() {
 // newRecordPerpdexCmd builds `mdq record perpdex`: a poller of the venue's info API
 // (ingest/perpdex.Recorder).
 func newRecordPerpdexCmd(cfg *Config) *cobra.Command {
-	var info, usersFile string
+	var info, usersFile, clock string
 	var every time.Duration
 	var rpm int
 	var once bool
@@ -57,9 +57,13 @@ func newRecordPerpdexCmd(cfg *Config) *cobra.Command {
 			if every <= 0 {
 				return errors.New("--every must be positive")
 			}
+			now, err := clockFunc(clock)
+			if err != nil {
+				return err
+			}
 			errw := cmd.ErrOrStderr()
-			rec := &perpdex.Recorder{Root: cfg.Data, Info: info, Users: users, RPM: rpm, Log: errw}
-			rec.AfterFlush = func(ctx context.Context) error { return afterIngest(ctx, cfg.Data, nil, errw) }
+			rec := &perpdex.Recorder{Root: cfg.Data, Info: info, Users: users, RPM: rpm, Log: errw, Now: now}
+			rec.AfterFlush = func(ctx context.Context) error { return afterIngest(ctx, cfg.Data, now, errw) }
 			if once {
 				sum, err := rec.Cycle(cmd.Context())
 				fmt.Fprintf(cmd.OutOrStdout(), "perpdex: %s; %d requests, %d retried\n", sum.String(), rec.Requests, rec.Retries)
@@ -73,6 +77,7 @@ func newRecordPerpdexCmd(cfg *Config) *cobra.Command {
 	cmd.Flags().DurationVar(&every, "every", time.Minute, "time between polling rounds")
 	cmd.Flags().IntVar(&rpm, "rpm", 60, "requests per minute at most (the venue allows 1200 weight a minute; most info requests weigh 20)")
 	cmd.Flags().BoolVar(&once, "once", false, "run one round and exit")
+	cmd.Flags().StringVar(&clock, "clock", "", "pin the recorder's clock to this RFC3339 time (snapshot stamps, request end times; for tests and replays)")
 	return cmd
 }
 
