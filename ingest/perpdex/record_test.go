@@ -30,6 +30,7 @@ type fakeInfo struct {
 	cancel    func()
 	fromZero  int // userFillsByTime requests from time 0 (a recorder without a checkpoint)
 	noFaults  bool
+	badFills  map[string]bool // users whose next fills answer holds a malformed fill
 }
 
 type fakeFill struct {
@@ -91,6 +92,10 @@ func (f *fakeInfo) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			f.fromZero++
 		}
 		var page []map[string]any
+		if f.badFills[req.User] {
+			delete(f.badFills, req.User)
+			page = append(page, map[string]any{"coin": "BTC", "time": f.t0.UnixMilli()}) // no px, sz, tid...
+		}
 		for _, x := range f.fills() {
 			if x.user != req.User || x.ms < req.StartTime || x.ms > req.EndTime {
 				continue
@@ -259,4 +264,39 @@ func diff(got, want []string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// TestRecorderMalformedAnswerKeepsResumePoint: a fills answer with a malformed fill is
+// reported and not stored, and its user's resume point stays, so the next round asks
+// for the same span again and the lake ends with every fill.
+func TestRecorderMalformedAnswerKeepsResumePoint(t *testing.T) {
+	users := []string{"0x" + strings.Repeat("a", 40), "0x" + strings.Repeat("b", 40)}
+	t0 := time.Date(2026, 4, 1, 10, 0, 0, 0, time.UTC)
+	fake := &fakeInfo{users: users, t0: t0, now: t0.Add(30 * time.Minute), pageLimit: 100, noFaults: true,
+		badFills: map[string]bool{users[0]: true}}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	root := t.TempDir()
+	var log strings.Builder
+	rec := &Recorder{Root: root, Info: srv.URL, Users: users, RPM: 600_000, Log: &log,
+		Now: func() time.Time { return fake.now }}
+	if _, err := rec.Cycle(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), `missing required field "px"`) {
+		t.Fatalf("log: %s", log.String())
+	}
+	cp, _ := LoadCheckpoint(root)
+	if cp.Users[users[0]].Fills != 0 || cp.Users[users[1]].Fills == 0 {
+		t.Fatalf("checkpoint after a malformed answer: %+v %+v", cp.Users[users[0]], cp.Users[users[1]])
+	}
+	if _, err := rec.Cycle(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	db, _ := sql.Open("duckdb", "")
+	defer db.Close()
+	got := strs(t, db, "SELECT count(*)::VARCHAR FROM read_parquet('"+root+"/perpdex/fills/*/*.parquet')")
+	if want := fmt.Sprint(len(fake.fills())); got[0] != want {
+		t.Fatalf("%s fills stored, want %s", got[0], want)
+	}
 }
