@@ -32,14 +32,15 @@ type Recorder struct {
 	Info  string   // the info endpoint URL (POST JSON)
 	Users []string // addresses to follow
 
-	RPM         int           // requests per minute at most (default 60: 1200 weight / 20 per request)
-	PageLimit   int           // fills per userFillsByTime answer at which another page is asked (default 2000)
-	MaxAttempts int           // tries per request on 429 and 5xx (default 8)
-	Backoff     time.Duration // first wait after 429 or 5xx, doubled each retry (default 1s; Retry-After wins)
-	MaxBackoff  time.Duration // longest wait (default 60s)
-	Client      *http.Client
-	Now         func() time.Time
-	Log         io.Writer
+	RPM           int           // requests per minute at most (default 60: 1200 weight / 20 per request)
+	PageLimit     int           // fills per userFillsByTime answer at which the span is split and asked again (default 2000)
+	FlowPageLimit int           // the same for userFunding and ledger answers (default 500)
+	MaxAttempts   int           // tries per request on 429 and 5xx (default 8)
+	Backoff       time.Duration // first wait after 429 or 5xx, doubled each retry (default 1s; Retry-After wins)
+	MaxBackoff    time.Duration // longest wait (default 60s)
+	Client        *http.Client
+	Now           func() time.Time
+	Log           io.Writer
 
 	// AfterFlush runs after each flush that wrote partitions (the archive manifest and
 	// derived tables, as after an ingest).
@@ -104,6 +105,9 @@ func (r *Recorder) defaults() {
 	}
 	if r.PageLimit <= 0 {
 		r.PageLimit = 2000
+	}
+	if r.FlowPageLimit <= 0 {
+		r.FlowPageLimit = 500
 	}
 	if r.MaxAttempts <= 0 {
 		r.MaxAttempts = 8
@@ -209,45 +213,24 @@ func (r *Recorder) fetchAll(ctx context.Context, now time.Time, cp, next *Checkp
 			c = &UserCheckpoint{}
 			next.Users[u] = c
 		}
-		// Fills, paged: an answer of PageLimit fills asks again from its newest time.
-		fillsFrom, newest := c.Fills, c.Fills
-		var pages []answer
-		for {
-			body, err := r.post(ctx, map[string]any{"type": "userFillsByTime", "user": u, "startTime": fillsFrom,
-				"endTime": nowMs, "aggregateByTime": false})
-			if err != nil {
-				return err
-			}
-			n, maxT, err := countTimes(body)
-			if err != nil {
-				return fmt.Errorf("userFillsByTime %s: %w", u, err)
-			}
-			pages = append(pages, answer{"userFillsByTime " + u, "fills", u, now, body})
-			newest = max(newest, maxT)
-			if n < r.PageLimit {
-				break
-			}
-			if maxT <= fillsFrom {
-				maxT = fillsFrom + 1 // a full page within one millisecond: move on
-			}
-			fillsFrom = maxT
-		}
-		*out = append(*out, pages...)
-		c.Fills = newest
 		for _, f := range []struct {
 			typ, kind string
+			limit     int
 			at        *int64
-		}{{"userFunding", "funding", &c.Funding}, {"userNonFundingLedgerUpdates", "ledger", &c.Ledger}} {
-			body, err := r.post(ctx, map[string]any{"type": f.typ, "user": u, "startTime": *f.at, "endTime": nowMs})
+			extra     map[string]any
+		}{
+			{"userFillsByTime", "fills", r.PageLimit, &c.Fills, map[string]any{"aggregateByTime": false}},
+			{"userFunding", "funding", r.FlowPageLimit, &c.Funding, nil},
+			{"userNonFundingLedgerUpdates", "ledger", r.FlowPageLimit, &c.Ledger, nil},
+		} {
+			pages, newest, err := r.span(ctx, f.typ, u, *f.at, nowMs, f.limit, f.extra)
 			if err != nil {
 				return err
 			}
-			_, maxT, err := countTimes(body)
-			if err != nil {
-				return fmt.Errorf("%s %s: %w", f.typ, u, err)
+			for _, body := range pages {
+				*out = append(*out, answer{f.typ + " " + u, f.kind, u, now, body})
 			}
-			*out = append(*out, answer{f.typ + " " + u, f.kind, u, now, body})
-			*f.at = max(*f.at, maxT)
+			*f.at = max(*f.at, newest)
 		}
 	}
 	hour := now.Truncate(time.Hour)
@@ -277,19 +260,77 @@ func (r *Recorder) fetchAll(ctx context.Context, now time.Time, cp, next *Checkp
 	return nil
 }
 
-// countTimes is the number of elements of an array answer and the newest "time".
-func countTimes(body []byte) (int, int64, error) {
+// span fetches everything of one user's time-ranged answer in [from, to]. The venue
+// caps an answer (2000 fills); an answer holding limit elements covers [oldest,
+// newest] of its elements, and the two remaining sub-spans [from, oldest] and [newest,
+// to] are asked again (bounds inclusive: the overlap is deduplicated at the merge).
+// This holds whichever end of the span the venue answers first, so no fill falls in a
+// gap. A full answer within a single millisecond cannot be split further and is taken
+// as it is.
+func (r *Recorder) span(ctx context.Context, typ, user string, from, to int64, limit int, extra map[string]any) ([][]byte, int64, error) {
+	type rng struct{ lo, hi int64 }
+	todo := []rng{{from, to}}
+	var pages [][]byte
+	newest := from
+	for n := 0; len(todo) > 0; n++ {
+		if n > 100_000 {
+			return nil, 0, fmt.Errorf("%s %s: paging does not converge", typ, user)
+		}
+		sp := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		req := map[string]any{"type": typ, "user": user, "startTime": sp.lo, "endTime": sp.hi}
+		for k, v := range extra {
+			req[k] = v
+		}
+		body, err := r.post(ctx, req)
+		if err != nil {
+			return nil, 0, err
+		}
+		els, oldest, latest, err := countTimes(body)
+		if err != nil {
+			return nil, 0, fmt.Errorf("%s %s: %w", typ, user, err)
+		}
+		pages = append(pages, body)
+		if els > 0 {
+			newest = max(newest, latest)
+		}
+		if els < limit || limit <= 0 {
+			continue
+		}
+		switch {
+		case sp.lo == sp.hi:
+			// A full answer within one millisecond cannot be split: taken as it is.
+		case oldest == sp.lo && latest == sp.hi:
+			// The answer spans the whole range: what it left out shares a bound's time.
+			todo = append(todo, rng{sp.hi, sp.hi}, rng{sp.lo, sp.lo})
+		default:
+			if latest < sp.hi {
+				todo = append(todo, rng{max(latest, sp.lo+1), sp.hi})
+			}
+			if oldest > sp.lo {
+				todo = append(todo, rng{sp.lo, min(oldest, sp.hi-1)})
+			}
+		}
+	}
+	return pages, newest, nil
+}
+
+// countTimes is the number of elements of an array answer and its oldest and newest
+// "time".
+func countTimes(body []byte) (n int, oldest, newest int64, err error) {
 	var els []struct {
 		Time integer `json:"time"`
 	}
 	if err := json.Unmarshal(body, &els); err != nil {
-		return 0, 0, fmt.Errorf("not a JSON array: %w", err)
+		return 0, 0, 0, fmt.Errorf("not a JSON array: %w", err)
 	}
-	var newest int64
-	for _, e := range els {
+	for i, e := range els {
+		if i == 0 || e.Time.v < oldest {
+			oldest = e.Time.v
+		}
 		newest = max(newest, e.Time.v)
 	}
-	return len(els), newest, nil
+	return len(els), oldest, newest, nil
 }
 
 // post sends one info request, spacing requests to RPM and retrying 429 and 5xx
