@@ -469,6 +469,15 @@ func readDocument(doc []byte, line0 int, kind string, fc *fileCtx, on func(int, 
 			Channel *string         `json:"channel"`
 			Data    json.RawMessage `json:"data"`
 		}
+		if json.Unmarshal(doc, &ws) == nil && ws.Channel != nil {
+			switch *ws.Channel {
+			case "subscriptionResponse", "pong", "error":
+				// A websocket dump holds the stream's control messages too.
+				rec := &record{}
+				rec.skip("websocket " + *ws.Channel + " message")
+				return on(line0, rec, nil)
+			}
+		}
 		if json.Unmarshal(doc, &ws) == nil && ws.Channel != nil && ws.Data != nil {
 			doc = bytes.TrimSpace(ws.Data)
 			var uf struct {

@@ -270,3 +270,29 @@ func TestFastPathAgreesWithReference(t *testing.T) {
 		}
 	}
 }
+
+// TestWebsocketDump: a dump of websocket messages (JSON lines) gives the fills of the
+// user messages, takes the user from userFills messages, and counts the control
+// messages as skipped.
+func TestWebsocketDump(t *testing.T) {
+	needSamples(t)
+	liq, err := os.ReadFile(filepath.Join(samples, "ws_user_fill_liquidation.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const u = "0x00000000000000000000000000000000000000cd"
+	userFills := strings.Replace(strings.TrimSpace(string(liq)), `{"channel":"user","data":{`, `{"channel":"userFills","data":{"isSnapshot":true,"user":"0x`+strings.ToUpper(u[2:])+`",`, 1)
+	dump := `{"channel":"subscriptionResponse","data":{"method":"subscribe","subscription":{"type":"userFills","user":"` + u + `"}}}` + "\n" +
+		userFills + "\n" + `{"channel":"pong"}` + "\n"
+	f := filepath.Join(t.TempDir(), "ws.jsonl")
+	if err := os.WriteFile(f, []byte(dump), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := parseFile(t, f, "fills", fileCtx{})
+	if len(p.errs) > 0 || len(p.rows) != 1 || p.rows[0].Vals[1] != u {
+		t.Fatalf("errors %v rows %v", p.errs, p.rows)
+	}
+	if !reflect.DeepEqual(p.skipped, []string{"websocket subscriptionResponse message", "websocket pong message"}) {
+		t.Fatalf("skipped %v", p.skipped)
+	}
+}
