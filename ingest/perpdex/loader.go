@@ -428,19 +428,7 @@ func readFile(r io.Reader, name, kind string, fc *fileCtx, on func(int, *record,
 		}
 	}
 	if kind == "node-fills" {
-		return ingest.Lines(r, name, func(line int, b []byte) error {
-			fills, spot, err := ParseNodeLine(b)
-			rec := &record{}
-			if err == nil {
-				for i := range fills {
-					rec.rows = append(rec.rows, Row{lake.PerpdexFills, fills[i].Date(), fills[i].Row()})
-				}
-				for range spot {
-					rec.skip("spot fill")
-				}
-			}
-			return on(line, rec, err)
-		})
+		return readNodeFills(r, name, on)
 	}
 	data, err := io.ReadAll(r)
 	if err != nil {
@@ -456,6 +444,75 @@ func readFile(r io.Reader, name, kind string, fc *fileCtx, on func(int, *record,
 		}
 		return readDocument(b, line, kind, fc, on)
 	})
+}
+
+// parsedLine is one node line, parsed ahead of staging.
+type parsedLine struct {
+	line int
+	rec  *record
+	err  error
+}
+
+// readNodeFills reads a node fill file: one goroutine reads and parses lines in
+// batches while the caller stages the previous batch (parsing and staging cost about
+// the same, and the machine has two cores). Records reach on in line order; when on
+// returns an error the reader is stopped and that error returned.
+func readNodeFills(r io.Reader, name string, on func(int, *record, error) error) error {
+	const batch = 512
+	ch := make(chan []parsedLine, 4)
+	done := make(chan struct{})
+	var readErr error
+	go func() {
+		defer close(ch)
+		buf := make([]parsedLine, 0, batch)
+		send := func() bool {
+			select {
+			case ch <- buf:
+				buf = make([]parsedLine, 0, batch)
+				return true
+			case <-done:
+				return false
+			}
+		}
+		errStop := errors.New("stopped")
+		err := ingest.Lines(r, name, func(line int, b []byte) error {
+			fills, spot, err := ParseNodeLine(b)
+			rec := &record{}
+			if err == nil {
+				rec.rows = make([]Row, len(fills))
+				for i := range fills {
+					rec.rows[i] = Row{lake.PerpdexFills, fills[i].Date(), fills[i].Row()}
+				}
+				for range spot {
+					rec.skip("spot fill")
+				}
+			}
+			buf = append(buf, parsedLine{line, rec, err})
+			if len(buf) == batch && !send() {
+				return errStop
+			}
+			return nil
+		})
+		// Read by the caller after the channel closes (the close orders it); when the
+		// caller stopped the reader it returns its own error and ignores this one.
+		readErr = err
+		if len(buf) > 0 {
+			send()
+		}
+	}()
+	defer func() {
+		close(done)
+		for range ch { //nolint:revive // drain so the reader ends
+		}
+	}()
+	for b := range ch {
+		for _, p := range b {
+			if err := on(p.line, p.rec, p.err); err != nil {
+				return err
+			}
+		}
+	}
+	return readErr
 }
 
 // readDocument splits one JSON document into records: answers that are arrays give
