@@ -185,15 +185,17 @@ func (s *Stage) Merge(ctx context.Context, t *lake.Table, key []string) (MergeSt
 		}
 		file := filepath.Join(s.root, filepath.FromSlash(rel))
 		q, args := mergeQuery(t, st.name, key, pv, file)
-		// Count before writing: staged rows and the rows the merged file will hold.
-		var stagedN, oldN, mergedN int64
+		// Count before writing: staged rows and stored rows. The merged count is what
+		// the copy wrote (running the merge query once more just to count it doubled
+		// the cost of a large ingest).
+		var stagedN, oldN int64
 		cq := "SELECT (SELECT count(*) FROM " + st.name + " WHERE " + partWhere(t) + "), " +
-			"(SELECT count(*) FROM (" + oldRows(t, file) + ")), (SELECT count(*) FROM (" + q + "))"
-		cargs := append(partArgs(pv), args...)
-		if err := s.conn.QueryRowContext(ctx, cq, cargs...).Scan(&stagedN, &oldN, &mergedN); err != nil {
+			"(SELECT count(*) FROM (" + oldRows(t, file) + "))"
+		if err := s.conn.QueryRowContext(ctx, cq, partArgs(pv)...).Scan(&stagedN, &oldN); err != nil {
 			return ms, fmt.Errorf("merge %s: %w", rel, err)
 		}
-		if _, err := lake.CopyQuery(ctx, s.conn, s.root, t, pv, q, args...); err != nil {
+		mergedN, err := lake.CopyQuery(ctx, s.conn, s.root, t, pv, q, args...)
+		if err != nil {
 			return ms, err
 		}
 		ms.Written += mergedN - oldN

@@ -1,0 +1,154 @@
+package perpdex
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"mdq/ingest"
+)
+
+// nodeFile writes a node fill file of n fills (ten fills per block, two sides per
+// trade, some with builder codes), the shape of the venue's node_fills_by_block.
+func nodeFile(b *testing.B, n int, compress bool) (string, int64) {
+	b.Helper()
+	var buf bytes.Buffer
+	t0 := time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
+	for i := 0; i < n; i += 10 {
+		ms := t0 + int64(i)*50
+		fmt.Fprintf(&buf, `{"local_time":"2026-04-01T00:00:00.000000000","block_time":"2026-04-01T00:00:00.000000","block_number":%d,"events":[`, i)
+		for j := 0; j < 10 && i+j < n; j++ {
+			k := i + j
+			if j > 0 {
+				buf.WriteByte(',')
+			}
+			side, dir := "B", "Open Long"
+			if k%2 == 1 {
+				side, dir = "A", "Open Short"
+			}
+			builder := ""
+			if k%5 == 0 {
+				builder = `,"builder":"0xbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb","builderFee":"0.012"`
+			}
+			fmt.Fprintf(&buf, `["0x%040x",{"coin":"BTC","px":"80123.5","sz":"0.01234","side":"%s","time":%d,"startPosition":"-1.41864","dir":"%s","closedPnl":"-0.003753","hash":"0x%064x","oid":%d,"crossed":%v,"fee":"0.021351","tid":%d,"cloid":null,"feeToken":"USDC"%s}]`,
+				k%5000, side, ms, dir, k/2, 100000+k, k%2 == 0, 1_000_000+k/2, builder)
+		}
+		buf.WriteString("]}\n")
+	}
+	data := buf.Bytes()
+	name := filepath.Join(b.TempDir(), "node_fills.jsonl")
+	if compress {
+		data = lz4Compress(b, data)
+		name += ".lz4"
+	}
+	if err := os.WriteFile(name, data, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return name, int64(buf.Len())
+}
+
+// cpuSeconds is the process's user plus system CPU time: on a shared machine the wall
+// clock says more about the neighbours than about the code, so the benchmarks also
+// report fills per CPU second.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru) //nolint:errcheck
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
+func lz4Compress(b *testing.B, data []byte) []byte {
+	b.Helper()
+	return lz4Bytes(&testing.T{}, string(data))
+}
+
+// BenchmarkNodeFillsParse: parsing node fill lines alone (no lake).
+func BenchmarkNodeFillsParse(b *testing.B) {
+	const n = 200_000
+	name, size := nodeFile(b, n, false)
+	b.SetBytes(size)
+	b.ResetTimer()
+	cpu0 := cpuSeconds()
+	for range b.N {
+		f, _ := os.Open(name)
+		count := 0
+		ingest.Lines(f, name, func(_ int, line []byte) error { //nolint:errcheck
+			fills, _, err := ParseNodeLine(line)
+			count += len(fills)
+			return err
+		})
+		f.Close()
+		if count != n {
+			b.Fatalf("%d fills", count)
+		}
+	}
+	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "fills/s")
+	b.ReportMetric(float64(n*b.N)/(cpuSeconds()-cpu0), "fills/cpu-s")
+}
+
+func benchIngest(b *testing.B, compress bool) {
+	const n = 200_000
+	name, size := nodeFile(b, n, compress)
+	b.SetBytes(size) // uncompressed bytes
+	b.ResetTimer()
+	cpu0 := cpuSeconds()
+	for range b.N {
+		root := b.TempDir()
+		ctx := context.Background()
+		st, err := ingest.NewStage(ctx, root)
+		if err != nil {
+			b.Fatal(err)
+		}
+		l, _ := NewLoader(st, Options{})
+		if err := l.File(ctx, name); err != nil {
+			b.Fatal(err)
+		}
+		sum, err := l.Finish(ctx, time.Now())
+		st.Close()
+		if err != nil || sum.Read != n {
+			b.Fatalf("%s %v", sum.String(), err)
+		}
+	}
+	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "fills/s")
+	b.ReportMetric(float64(n*b.N)/(cpuSeconds()-cpu0), "fills/cpu-s")
+}
+
+// BenchmarkNodeFillsIngest: a plain node file into an empty lake (parse, stage,
+// merge, tape derived), 200,000 fills.
+func BenchmarkNodeFillsIngest(b *testing.B) { benchIngest(b, false) }
+
+// BenchmarkNodeFillsIngestLZ4: the same file LZ4-framed.
+func BenchmarkNodeFillsIngestLZ4(b *testing.B) { benchIngest(b, true) }
+
+// BenchmarkRecorder1000Users: one full round (fills, funding, ledger and the hourly
+// snapshots) for 1,000 users against a local info server without rate limit: the
+// recorder's request rate, and its peak resident memory.
+func BenchmarkRecorder1000Users(b *testing.B) {
+	users := make([]string, 1000)
+	for i := range users {
+		users[i] = fmt.Sprintf("0x%040x", i+1)
+	}
+	t0 := time.Date(2026, 4, 1, 10, 0, 0, 0, time.UTC)
+	fake := &fakeInfo{users: users, t0: t0, now: t0.Add(10 * time.Hour), pageLimit: 2000, noFaults: true}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	b.ResetTimer()
+	var reqs int64
+	for range b.N {
+		rec := &Recorder{Root: b.TempDir(), Info: srv.URL + "/info", Users: users, RPM: 1 << 30,
+			Now: func() time.Time { return fake.now }}
+		if _, err := rec.Cycle(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		reqs += rec.Requests
+	}
+	b.ReportMetric(float64(reqs)/b.Elapsed().Seconds(), "requests/s")
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru) //nolint:errcheck
+	b.ReportMetric(float64(ru.Maxrss)/1024, "peak-RSS-MB")
+}
