@@ -1,0 +1,573 @@
+package predmkt
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Event is one predmkt_book_events row (columns in the registry's order).
+type Event struct {
+	Type     string
+	Token    string
+	Ts       int64
+	LocalTs  int64
+	Seq      int64
+	Side     string
+	Price    float64
+	Size     float64
+	BestBid  float64
+	BestAsk  float64
+	Bids     string
+	Asks     string
+	Snapshot int32
+	Status   string
+}
+
+// Date is the UTC date of the event's venue time: the partition it is stored in.
+func (e *Event) Date() string { return time.UnixMilli(e.Ts).UTC().Format("2006-01-02") }
+
+// Values returns the row in lake column order.
+func (e *Event) Values() []any {
+	return []any{e.Type, e.Token, e.Ts, e.LocalTs, e.Seq, e.Side, e.Price, e.Size, e.BestBid, e.BestAsk,
+		e.Bids, e.Asks, e.Snapshot, e.Status}
+}
+
+// Status markers written by the recorder (and read back from its capture): the
+// vocabulary of the lake's status column.
+const (
+	StatusConnected = "connected" // a connection (re)opened and the subscription was sent
+	StatusGap       = "gap"       // the stream dropped, went silent or overflowed: events may be missing from here
+	StatusResync    = "resync"    // the first book after a gap: the token is live again
+)
+
+// numText is a number the feed sends as a JSON string ("0.51") or, in some
+// messages, as a bare number; it keeps the text so the decimal is read exactly.
+type numText string
+
+func (n *numText) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*n = numText(s)
+		return nil
+	}
+	if bytes.Equal(b, []byte("null")) {
+		*n = ""
+		return nil
+	}
+	*n = numText(b)
+	return nil
+}
+
+type wsLevel struct {
+	Price numText `json:"price"`
+	Size  numText `json:"size"`
+}
+
+type wsChange struct {
+	AssetID string  `json:"asset_id"`
+	Price   numText `json:"price"`
+	Side    string  `json:"side"`
+	Size    numText `json:"size"`
+	BestBid numText `json:"best_bid"`
+	BestAsk numText `json:"best_ask"`
+}
+
+// wsMsg is the union of the market channel's message types (and the recorder's
+// status marker), decoded in one pass.
+type wsMsg struct {
+	EventType string     `json:"event_type"`
+	AssetID   string     `json:"asset_id"`
+	Market    string     `json:"market"`
+	Timestamp numText    `json:"timestamp"`
+	Bids      []wsLevel  `json:"bids"`
+	Asks      []wsLevel  `json:"asks"`
+	Buys      []wsLevel  `json:"buys"`  // the book's older field names
+	Sells     []wsLevel  `json:"sells"` // (before bids/asks)
+	Changes   []wsChange `json:"changes"`
+	PChanges  []wsChange `json:"price_changes"`
+	Price     numText    `json:"price"`
+	Side      string     `json:"side"`
+	Size      numText    `json:"size"`
+	BestBid   numText    `json:"best_bid"`
+	BestAsk   numText    `json:"best_ask"`
+	NewTick   numText    `json:"new_tick_size"`
+	// new_market, market_resolved
+	Question       string   `json:"question"`
+	Slug           string   `json:"slug"`
+	ConditionID    string   `json:"condition_id"`
+	AssetsIDs      []string `json:"assets_ids"`
+	Outcomes       []string `json:"outcomes"`
+	Tags           []string `json:"tags"`
+	WinningAssetID string   `json:"winning_asset_id"`
+	WinningOutcome string   `json:"winning_outcome"`
+	EventMessage   *struct {
+		Slug  string `json:"slug"`
+		Title string `json:"title"`
+	} `json:"event_message"`
+	// the recorder's marker
+	Status string `json:"status"`
+}
+
+// level is one price level of the replayed book.
+type level struct {
+	size  int64   // fixed point
+	price float64 // the price as stored
+}
+
+// book is the state the stream implies for one token: the last snapshot with every
+// later delta and trade applied, in fixed point.
+type book struct {
+	bids, asks map[int64]level
+}
+
+func (b *book) best() (bb, ba float64) {
+	var hb, la int64 = -1, -1
+	for p, l := range b.bids {
+		if l.size > 0 && p > hb {
+			hb, bb = p, l.price
+		}
+	}
+	for p, l := range b.asks {
+		if l.size > 0 && (la < 0 || p < la) {
+			la, ba = p, l.price
+		}
+	}
+	return bb, ba
+}
+
+type tokenState struct {
+	book    *book // nil until the first snapshot of the run
+	lastLts int64
+	lastSeq int64
+}
+
+// Tape turns market-channel frames into tape rows. It keeps, per token, the book the
+// stream implies (so best bid and ask can be derived where a message carries none)
+// and the sequence counter. Sequence numbers are derived from receive time: the first
+// event of a token in a millisecond of local_ts gets local_ts*1000, the next ones of
+// that millisecond count up from it (and a local_ts earlier than the token's last one
+// continues from the last seq), so seq increases per token in receive order and the
+// same capture ingested twice, or inside a larger overlapping one, numbers its events
+// the same way.
+type Tape struct {
+	tokens  map[string]*tokenState
+	Meta    Meta
+	Skipped map[string]int64 // messages understood but not stored, by reason
+	Read    int64            // messages read
+}
+
+// NewTape returns an empty tape.
+func NewTape() *Tape {
+	return &Tape{tokens: map[string]*tokenState{}, Skipped: map[string]int64{}}
+}
+
+func (t *Tape) state(tok string) *tokenState {
+	s := t.tokens[tok]
+	if s == nil {
+		s = &tokenState{}
+		t.tokens[tok] = s
+	}
+	return s
+}
+
+func (t *Tape) nextSeq(s *tokenState, lts int64) int64 {
+	seq := max(lts*1000, s.lastSeq+1)
+	s.lastSeq, s.lastLts = seq, lts
+	return seq
+}
+
+// splitPrefix separates the recorder's receive-time prefix ("<epoch ms> " or a tab)
+// from the frame; local is 0 when the line has none.
+func splitPrefix(b []byte) (local int64, frame []byte, err error) {
+	b = bytes.TrimSpace(b)
+	i := 0
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	if i == 0 {
+		return 0, b, nil
+	}
+	if i == len(b) || (b[i] != ' ' && b[i] != '\t') {
+		return 0, nil, errors.New("a line is a JSON frame, optionally after a receive time in epoch ms and a space")
+	}
+	local, err = strconv.ParseInt(string(b[:i]), 10, 64)
+	if err != nil {
+		return 0, nil, fmt.Errorf("receive time %q: %v", b[:i], err)
+	}
+	return local, bytes.TrimSpace(b[i:]), nil
+}
+
+// Line parses one line of a capture (an optional receive time, then one frame: a
+// message object or an array of them) and calls emit for each tape row. A line that
+// is not valid is an error and emits nothing; a message of an unknown type is counted
+// in Skipped.
+func (t *Tape) Line(b []byte, emit func(*Event)) error {
+	local, frame, err := splitPrefix(b)
+	if err != nil {
+		return err
+	}
+	return t.Frame(frame, local, emit)
+}
+
+// Frame parses one received frame (object or array) received at local (epoch ms; 0:
+// unknown, the venue time stands in for it).
+func (t *Tape) Frame(frame []byte, local int64, emit func(*Event)) error {
+	var msgs []wsMsg
+	switch {
+	case len(frame) > 0 && frame[0] == '[':
+		if err := json.Unmarshal(frame, &msgs); err != nil {
+			return fmt.Errorf("frame is not a JSON array of messages: %v", err)
+		}
+	case len(frame) > 0 && frame[0] == '{':
+		msgs = make([]wsMsg, 1)
+		if err := json.Unmarshal(frame, &msgs[0]); err != nil {
+			return fmt.Errorf("frame is not a JSON message: %v", err)
+		}
+	default:
+		return errors.New("frame is neither a JSON object nor an array")
+	}
+	// Validate every message before emitting any, so a bad line emits nothing.
+	evs := make([]item, 0, len(msgs))
+	metaMark := t.Meta.mark()
+	for i := range msgs {
+		out, err := t.message(&msgs[i], local)
+		if err != nil {
+			t.Meta.reset(metaMark)
+			if len(msgs) > 1 {
+				return fmt.Errorf("message %d of the frame: %v", i+1, err)
+			}
+			return err
+		}
+		evs = append(evs, out...)
+	}
+	t.Read += int64(len(msgs))
+	// Only now touch the per-token state (books, seq): a rejected line changes nothing.
+	for _, it := range evs {
+		t.apply(it)
+		emit(it.e)
+	}
+	return nil
+}
+
+// item is one row with what apply needs beyond it: the snapshot's levels, or the
+// level, trade and best quotes of a delta.
+type item struct {
+	e  *Event
+	pb *pendingBook
+	q  *pendingQuote
+}
+
+type pendingBook struct {
+	bids, asks []parsedLevel
+}
+
+type parsedLevel struct {
+	p, s decimal
+}
+
+// message validates one message and returns its rows with everything but the book
+// state applied (seq, derived best bid/ask are filled by apply).
+func (t *Tape) message(m *wsMsg, local int64) ([]item, error) {
+	ts, err := parseMs(m.Timestamp)
+	if m.EventType != "" && err != nil {
+		return nil, fmt.Errorf("%s: timestamp: %v", m.EventType, err)
+	}
+	lts := local
+	if lts == 0 {
+		lts = ts
+	}
+	switch m.EventType {
+	case "book":
+		if err := checkToken(m.AssetID); err != nil {
+			return nil, fmt.Errorf("book: %v", err)
+		}
+		bids, asks := m.Bids, m.Asks
+		if bids == nil && asks == nil {
+			bids, asks = m.Buys, m.Sells
+		}
+		pb := &pendingBook{}
+		var err error
+		if pb.bids, err = parseLevels(bids); err != nil {
+			return nil, fmt.Errorf("book bids: %v", err)
+		}
+		if pb.asks, err = parseLevels(asks); err != nil {
+			return nil, fmt.Errorf("book asks: %v", err)
+		}
+		// Best first: bids by price descending, asks ascending (the venue sends both
+		// worst first). Stable, so a level listed twice keeps its order.
+		sort.SliceStable(pb.bids, func(i, j int) bool { return pb.bids[i].p.fix > pb.bids[j].p.fix })
+		sort.SliceStable(pb.asks, func(i, j int) bool { return pb.asks[i].p.fix < pb.asks[j].p.fix })
+		e := &Event{Type: "book", Token: m.AssetID, Ts: ts, LocalTs: lts, Snapshot: 1,
+			Bids: levelsJSON(pb.bids), Asks: levelsJSON(pb.asks)}
+		return []item{{e: e, pb: pb}}, nil
+	case "price_change":
+		changes := m.PChanges
+		if changes == nil {
+			// The older schema: one asset per message, changes without best quotes.
+			changes = m.Changes
+			for i := range changes {
+				if changes[i].AssetID == "" {
+					changes[i].AssetID = m.AssetID
+				}
+			}
+		}
+		if len(changes) == 0 {
+			return nil, errors.New("price_change without changes")
+		}
+		out := make([]item, 0, len(changes))
+		for i := range changes {
+			c := &changes[i]
+			if err := checkToken(c.AssetID); err != nil {
+				return nil, fmt.Errorf("price_change %d: %v", i+1, err)
+			}
+			p, err := parseDecimal(string(c.Price))
+			if err != nil {
+				return nil, fmt.Errorf("price_change %d price: %v", i+1, err)
+			}
+			s, err := parseDecimal(string(c.Size))
+			if err != nil {
+				return nil, fmt.Errorf("price_change %d size: %v", i+1, err)
+			}
+			side, err := checkSide(c.Side)
+			if err != nil {
+				return nil, fmt.Errorf("price_change %d: %v", i+1, err)
+			}
+			e := &Event{Type: "price_change", Token: c.AssetID, Ts: ts, LocalTs: lts, Side: side, Price: p.f, Size: s.f}
+			q := &pendingQuote{p: p, s: s, side: side}
+			if q.bb, q.hasBB, err = optDecimal(c.BestBid); err != nil {
+				return nil, fmt.Errorf("price_change %d best_bid: %v", i+1, err)
+			}
+			if q.ba, q.hasBA, err = optDecimal(c.BestAsk); err != nil {
+				return nil, fmt.Errorf("price_change %d best_ask: %v", i+1, err)
+			}
+			out = append(out, item{e: e, q: q})
+		}
+		return out, nil
+	case "last_trade_price":
+		if err := checkToken(m.AssetID); err != nil {
+			return nil, fmt.Errorf("last_trade_price: %v", err)
+		}
+		p, err := parseDecimal(string(m.Price))
+		if err != nil {
+			return nil, fmt.Errorf("last_trade_price price: %v", err)
+		}
+		s, err := parseDecimal(string(m.Size))
+		if err != nil {
+			return nil, fmt.Errorf("last_trade_price size: %v", err)
+		}
+		side, err := checkSide(m.Side)
+		if err != nil {
+			return nil, fmt.Errorf("last_trade_price: %v", err)
+		}
+		e := &Event{Type: "trade", Token: m.AssetID, Ts: ts, LocalTs: lts, Side: side, Price: p.f, Size: s.f}
+		return []item{{e: e, q: &pendingQuote{p: p, s: s, side: side, trade: true}}}, nil
+	case "tick_size_change":
+		if err := checkToken(m.AssetID); err != nil {
+			return nil, fmt.Errorf("tick_size_change: %v", err)
+		}
+		p, err := parseDecimal(string(m.NewTick))
+		if err != nil {
+			return nil, fmt.Errorf("tick_size_change new_tick_size: %v", err)
+		}
+		return []item{{e: &Event{Type: "tick_size_change", Token: m.AssetID, Ts: ts, LocalTs: lts, Price: p.f}}}, nil
+	case "status":
+		if m.Status == "" {
+			return nil, errors.New("status marker without status")
+		}
+		ids := m.AssetsIDs
+		if m.AssetID != "" {
+			ids = append([]string{m.AssetID}, ids...)
+		}
+		out := make([]item, 0, len(ids))
+		for _, id := range ids {
+			if err := checkToken(id); err != nil {
+				return nil, fmt.Errorf("status: %v", err)
+			}
+			out = append(out, item{e: &Event{Type: "status", Token: id, Ts: ts, LocalTs: lts, Status: m.Status}})
+		}
+		return out, nil
+	case "new_market":
+		if err := t.Meta.addNewMarket(m, ts); err != nil {
+			return nil, fmt.Errorf("new_market: %v", err)
+		}
+		return nil, nil
+	case "market_resolved":
+		if err := t.Meta.addResolved(m, ts); err != nil {
+			return nil, fmt.Errorf("market_resolved: %v", err)
+		}
+		return nil, nil
+	case "best_bid_ask":
+		// The lake has no row type for it: the best quotes it repeats are carried by
+		// the price_change rows of the same instant.
+		t.Skipped["best_bid_ask"]++
+		return nil, nil
+	case "":
+		return nil, errors.New("message without event_type")
+	default:
+		t.Skipped["unknown event_type "+m.EventType]++
+		return nil, nil
+	}
+}
+
+type pendingQuote struct {
+	p, s         decimal
+	side         string
+	trade        bool
+	bb, ba       decimal
+	hasBB, hasBA bool
+}
+
+// apply advances the token's state with e (book replaced, level set, trade taken
+// from the book), assigns seq and fills best bid/ask: from the message when it
+// carries them, otherwise from the replayed book (0 while the run has seen no snapshot
+// of the token). Book rows carry no best quotes (their bids and asks hold the whole
+// book), as in every lake.
+func (t *Tape) apply(it item) {
+	e := it.e
+	s := t.state(e.Token)
+	e.Seq = t.nextSeq(s, e.LocalTs)
+	if pb := it.pb; pb != nil {
+		bk := &book{bids: make(map[int64]level, len(pb.bids)), asks: make(map[int64]level, len(pb.asks))}
+		for _, l := range pb.bids {
+			if _, dup := bk.bids[l.p.fix]; !dup {
+				bk.bids[l.p.fix] = level{l.s.fix, l.p.f}
+			}
+		}
+		for _, l := range pb.asks {
+			if _, dup := bk.asks[l.p.fix]; !dup {
+				bk.asks[l.p.fix] = level{l.s.fix, l.p.f}
+			}
+		}
+		s.book = bk
+		return
+	}
+	q := it.q
+	if q == nil {
+		return
+	}
+	if bk := s.book; bk != nil {
+		side := bk.bids
+		if q.trade {
+			// A BUY takes the asks, a SELL the bids; the venue's following
+			// price_change (absolute level sizes) corrects any difference.
+			side = bk.asks
+			if q.side == "SELL" {
+				side = bk.bids
+			}
+			l := side[q.p.fix]
+			l.size -= q.s.fix
+			if l.size <= 0 {
+				delete(side, q.p.fix)
+			} else {
+				side[q.p.fix] = l
+			}
+		} else {
+			if q.side == "SELL" {
+				side = bk.asks
+			}
+			if q.s.fix == 0 {
+				delete(side, q.p.fix)
+			} else {
+				side[q.p.fix] = level{q.s.fix, q.p.f}
+			}
+		}
+		e.BestBid, e.BestAsk = bk.best()
+	}
+	if q.hasBB {
+		e.BestBid = q.bb.f
+	}
+	if q.hasBA {
+		e.BestAsk = q.ba.f
+	}
+}
+
+func optDecimal(n numText) (decimal, bool, error) {
+	if n == "" {
+		return decimal{}, false, nil
+	}
+	d, err := parseDecimal(string(n))
+	return d, err == nil, err
+}
+
+func parseLevels(ls []wsLevel) ([]parsedLevel, error) {
+	out := make([]parsedLevel, len(ls))
+	for i, l := range ls {
+		p, err := parseDecimal(string(l.Price))
+		if err != nil {
+			return nil, fmt.Errorf("level %d price: %v", i+1, err)
+		}
+		s, err := parseDecimal(string(l.Size))
+		if err != nil {
+			return nil, fmt.Errorf("level %d size: %v", i+1, err)
+		}
+		out[i] = parsedLevel{p, s}
+	}
+	return out, nil
+}
+
+// levelsJSON writes levels as the lake stores them, each number in its shortest
+// decimal form ("0.920" is "0.92"), as every lake writes it.
+func levelsJSON(ls []parsedLevel) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, l := range ls {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`{"price":"`)
+		b.WriteString(decText(l.p))
+		b.WriteString(`","size":"`)
+		b.WriteString(decText(l.s))
+		b.WriteString(`"}`)
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+// decText is the shortest decimal text of d ("0.5", "120", "3149725.72").
+func decText(d decimal) string { return strconv.FormatFloat(d.f, 'f', -1, 64) }
+
+func parseMs(n numText) (int64, error) {
+	if n == "" {
+		return 0, errors.New("missing")
+	}
+	v, err := strconv.ParseInt(string(n), 10, 64)
+	if err != nil || v <= 0 {
+		return 0, fmt.Errorf("%q is not epoch milliseconds", string(n))
+	}
+	if v < 100_000_000_000 { // seconds, from a source that sends them
+		v *= 1000
+	}
+	return v, nil
+}
+
+func checkToken(id string) error {
+	if id == "" {
+		return errors.New("missing asset_id")
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] < '0' || id[i] > '9' {
+			return fmt.Errorf("asset_id %q is not decimal digits", id)
+		}
+	}
+	return nil
+}
+
+func checkSide(s string) (string, error) {
+	switch strings.ToUpper(s) {
+	case "BUY":
+		return "BUY", nil
+	case "SELL":
+		return "SELL", nil
+	}
+	return "", fmt.Errorf("side %q is not BUY or SELL", s)
+}
