@@ -72,7 +72,9 @@ var exchanges = map[string]bool{
 	"0xc5d563a36ae78145c45a50134d48a1215220f80a": true, // Neg Risk CTF Exchange
 }
 
-func (l *Loader) parseFill(kind string, b []byte) ([]fill, error) {
+// parseFill parses one fill line; with commit it also records the profile and the
+// skip counts (not on the validation pass, nor for a file that is then rejected).
+func (l *Loader) parseFill(kind string, b []byte, commit bool) ([]fill, error) {
 	if kind == KindFills {
 		var d dataFill
 		if err := json.Unmarshal(b, &d); err != nil {
@@ -82,7 +84,7 @@ func (l *Loader) parseFill(kind string, b []byte) ([]fill, error) {
 		if err != nil {
 			return nil, err
 		}
-		if d.Name != "" || d.Pseudonym != "" {
+		if commit && (d.Name != "" || d.Pseudonym != "") {
 			l.profiles[f.wallet] = [2]string{d.Pseudonym, d.Name}
 		}
 		return []fill{f}, nil
@@ -95,7 +97,7 @@ func (l *Loader) parseFill(kind string, b []byte) ([]fill, error) {
 	if err != nil {
 		return nil, err
 	}
-	if fs == nil {
+	if fs == nil && commit {
 		l.tape.Skipped["OrderFilled with the exchange as taker"]++
 	}
 	return fs, nil
@@ -124,12 +126,12 @@ func (d *dataFill) fill() (fill, error) {
 	if p.fix > fixScale {
 		return fill{}, fmt.Errorf("price %s is above 1", d.Price)
 	}
-	ms, err := parseMs(d.Timestamp)
+	ms, sec, err := parseSecOrMs(d.Timestamp)
 	if err != nil {
 		return fill{}, fmt.Errorf("timestamp: %v", err)
 	}
 	f := fill{id: d.ID, token: d.Asset, outcome: -1, wallet: w, role: "taker", side: side, price: p, size: s,
-		ms: ms, secOnly: len(string(d.Timestamp)) <= 10, tx: strings.ToLower(d.TxHash)}
+		ms: ms, secOnly: sec, tx: strings.ToLower(d.TxHash)}
 	if d.ConditionID != "" {
 		if f.cond, err = checkCond(d.ConditionID); err != nil {
 			return fill{}, err
@@ -188,7 +190,7 @@ func (o *orderFilled) fills() ([]fill, error) {
 	if tsText == "" {
 		tsText = o.BlockTime
 	}
-	ms, err := parseMs(tsText)
+	ms, _, err := parseSecOrMs(tsText)
 	if err != nil {
 		return nil, fmt.Errorf("timestamp (the block time, seconds): %v", err)
 	}

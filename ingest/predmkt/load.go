@@ -307,7 +307,7 @@ func (l *Loader) read(in input, validate, skipBad bool) ([]error, error) {
 		}
 	case KindFills, KindOrderFilled:
 		err = ingest.Lines(r, in.name, func(line int, b []byte) error {
-			fs, err := l.parseFill(in.kind, b)
+			fs, err := l.parseFill(in.kind, b, !validate)
 			if err != nil {
 				return onBad(&ingest.LineError{File: in.name, Line: line, Reason: err.Error()})
 			}

@@ -544,10 +544,20 @@ func parseMs(n numText) (int64, error) {
 	if err != nil || v <= 0 {
 		return 0, fmt.Errorf("%q is not epoch milliseconds", string(n))
 	}
-	if v < 100_000_000_000 { // seconds, from a source that sends them
-		v *= 1000
-	}
 	return v, nil
+}
+
+// parseSecOrMs reads the fills' times: epoch seconds as the venue publishes them
+// (sec true), or milliseconds (13 digits and more).
+func parseSecOrMs(n numText) (ms int64, sec bool, err error) {
+	v, err := parseMs(n)
+	if err != nil {
+		return 0, false, err
+	}
+	if v < 100_000_000_000 {
+		return v * 1000, true, nil
+	}
+	return v, false, nil
 }
 
 func checkToken(id string) error {
