@@ -323,6 +323,45 @@ func TestIngestPredmktServesRoutes(t *testing.T) {
 	if len(board) > 0 && board[0].Wallet != "0x1111111111111111111111111111111111111111" {
 		t.Errorf("top wallet %s", board[0].Wallet)
 	}
+
+	// Every other route of the area answers 200 on the ingested lake, with the
+	// examples' ids swapped for the fixtures' (market M1, wallet W1, token 1001).
+	subst := map[string]string{"condition_id": "0x" + strings.Repeat("a1", 32), "address": "0x" + strings.Repeat("1", 40),
+		"token_id": tok, "token_ids": tok, "from_ms": fmt.Sprint(t0), "to_ms": fmt.Sprint(t0 + 3_600_000)}
+	served := 0
+	for _, rt := range handlers.Routes() {
+		if rt.Area != "predmkt" || rt.Method != "GET" {
+			continue
+		}
+		qv, _, _, missing := handlers.ExampleQuery(rt)
+		if missing != "" {
+			t.Errorf("%s: no example for %s", rt.Path, missing)
+			continue
+		}
+		path := rt.Path
+		for _, p := range rt.Params {
+			if v, ok := subst[p.Name]; ok {
+				if p.In == "path" {
+					path = strings.ReplaceAll(path, "{"+p.Name+"}", v)
+				} else if qv.Has(p.Name) {
+					qv.Set(p.Name, v)
+				}
+			}
+		}
+		resp, err := http.Get(srv.URL + path + "?" + qv.Encode())
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Errorf("%s?%s: %d %s", path, qv.Encode(), resp.StatusCode, body)
+		}
+		served++
+	}
+	if served < 8 {
+		t.Errorf("only %d predmkt routes served", served)
+	}
 }
 
 // TestIngestPredmktBadFileExits: a corrupt file fails the command with FILE:LINE on
