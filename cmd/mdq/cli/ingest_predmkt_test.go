@@ -9,12 +9,16 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gorilla/websocket"
 
 	"mdq/handlers"
 	"mdq/query"
@@ -379,5 +383,101 @@ func TestIngestPredmktBadFileExits(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "archive", "venue=predmkt", "date=2026-03-09", "book_events.parquet")); err != nil {
 		t.Fatalf("the good file was not written: %v", err)
+	}
+}
+
+// TestRecordPredmktSIGTERM: `mdq record predmkt` (a real process) records a local
+// market channel on 127.0.0.1 that streams without pause; SIGTERM mid-stream flushes
+// every frame received into the lake (the frames it reports equal the tape rows) and
+// exits 0.
+func TestRecordPredmktSIGTERM(t *testing.T) {
+	up := websocket.Upgrader{}
+	stop := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := up.Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		if _, _, err := c.ReadMessage(); err != nil {
+			return
+		}
+		go func() { // answer keep-alives
+			for {
+				_, m, err := c.ReadMessage()
+				if err != nil {
+					return
+				}
+				_ = m
+			}
+		}()
+		ts := int64(1773050400000)
+		c.WriteMessage(websocket.TextMessage, []byte(`{"event_type":"book","asset_id":"1001","market":"0x01","timestamp":"`+fmt.Sprint(ts)+`","bids":[{"price":"0.4","size":"1000000"}],"asks":[{"price":"0.6","size":"1000000"}]}`)) //nolint:errcheck
+		for i := 1; i < 200_000; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			msg := fmt.Sprintf(`{"event_type":"last_trade_price","asset_id":"1001","market":"0x01","timestamp":"%d","price":"0.6","side":"BUY","size":"1"}`, ts+int64(i))
+			if c.WriteMessage(websocket.TextMessage, []byte(msg)) != nil {
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}))
+	defer srv.Close()
+	defer close(stop)
+	dir := filepath.Join(t.TempDir(), "lake")
+	var stderr strings.Builder
+	cmd := exec.Command(mdqBinary(t), "record", "predmkt", "--data", dir, "--ws", "ws"+strings.TrimPrefix(srv.URL, "http"), "--markets", "1001")
+	var stdout strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() }) //nolint:errcheck
+	// Wait for a few hundred lines in the capture, then SIGTERM.
+	for i := 0; ; i++ {
+		m, _ := filepath.Glob(filepath.Join(dir, "capture", "predmkt", "market-*.jsonl"))
+		if len(m) > 0 {
+			if b, _ := os.ReadFile(m[0]); strings.Count(string(b), "\n") > 300 {
+				break
+			}
+		}
+		if i > 3000 {
+			t.Fatalf("no capture: %s", stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGTERM) //nolint:errcheck
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("exit: %v\n%s\n%s", err, stdout.String(), stderr.String())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("recorder did not stop on SIGTERM")
+	}
+	var conns, received, written, lost, bad int64
+	line := stdout.String()[strings.LastIndex(stdout.String(), "record predmkt:"):]
+	if _, err := fmt.Sscanf(line, "record predmkt: %d connections, %d frames received, %d lines written, %d lost to a full buffer, %d malformed",
+		&conns, &received, &written, &lost, &bad); err != nil {
+		t.Fatalf("%v: %q", err, line)
+	}
+	q, err := query.Open(context.Background(), dir, query.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	var rows, status int64
+	if err := q.DB().QueryRowContext(context.Background(),
+		"SELECT count(*) FILTER (WHERE event_type <> 'status'), count(*) FILTER (WHERE event_type = 'status') FROM predmkt_book_events").Scan(&rows, &status); err != nil {
+		t.Fatal(err)
+	}
+	if received < 300 || rows != received || lost != 0 || status != 1 || written != received+1 {
+		t.Fatalf("received %d, lost %d, written %d; lake holds %d tape rows and %d status rows\n%s", received, lost, written, rows, status, stderr.String())
 	}
 }
