@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -77,6 +78,7 @@ type Loader struct {
 	pendingTokens []Token      // token rows to stage
 	pendingRes    []Resolution // resolution rows to stage
 	runTrades     []Event      // this run's tape trades, for matching fills
+	keepTrades    bool         // the run has fills to match
 }
 
 // Ingest loads files (or "-" for stdin) into the lake at root and returns what it did.
@@ -116,6 +118,9 @@ func Ingest(ctx context.Context, root string, files []string, opt Options) (*Res
 		order[k] = i
 	}
 	sort.SliceStable(inputs, func(i, j int) bool { return order[inputs[i].kind] < order[inputs[j].kind] })
+	for _, in := range inputs {
+		l.keepTrades = l.keepTrades || in.kind == KindFills || in.kind == KindOrderFilled
+	}
 	for _, in := range inputs {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -219,28 +224,55 @@ func (l *Loader) loadLake(ctx context.Context) error {
 	return nil
 }
 
-// File reads one input: first validated whole (a file with a bad line is rejected
-// unless skipBad), then staged.
+// File reads one input in one pass. A bad line (unless skipBad) rejects the file:
+// its staged rows are rolled back and everything else it touched (tape state,
+// metadata, fills, counts) restored, and the file is read again only to list every
+// bad line.
 func (l *Loader) File(in input, skipBad bool) error {
-	if !skipBad {
-		bad, err := l.read(in, true, false)
-		if err != nil {
-			return err
-		}
-		if len(bad) > 0 {
-			l.res.Bad = append(l.res.Bad, bad...)
-			l.res.Summary.Rejected += int64(len(bad))
-			l.res.Rejected = append(l.res.Rejected, in.name)
-			return nil
-		}
-	}
+	snap := l.snapshot()
 	bad, err := l.read(in, false, skipBad)
 	if err != nil {
 		return err
 	}
+	if len(bad) > 0 && !skipBad {
+		if err := l.stage.Rollback(context.Background(), snap.mark); err != nil {
+			return err
+		}
+		l.restore(snap)
+		if bad, err = l.read(in, true, false); err != nil {
+			return err
+		}
+		l.res.Rejected = append(l.res.Rejected, in.name)
+	}
 	l.res.Bad = append(l.res.Bad, bad...)
 	l.res.Summary.Rejected += int64(len(bad))
 	return nil
+}
+
+// loaderSnap is what a file may change outside the stage, to undo a rejected file.
+type loaderSnap struct {
+	mark                       int64
+	tape                       *Tape
+	markets                    map[string]Market
+	tokens                     map[string]Token
+	family                     map[string][2]string
+	profiles                   map[string][2]string
+	fills, tokRows, res, trade int
+	read                       int64
+	skipped                    map[string]int64
+}
+
+func (l *Loader) snapshot() loaderSnap {
+	return loaderSnap{mark: l.stage.Mark(), tape: l.tape.clone(), markets: maps.Clone(l.markets), tokens: maps.Clone(l.tokens),
+		family: maps.Clone(l.family), profiles: maps.Clone(l.profiles), fills: len(l.fills), tokRows: len(l.pendingTokens),
+		res: len(l.pendingRes), trade: len(l.runTrades), read: l.res.Summary.Read, skipped: maps.Clone(l.tape.Skipped)}
+}
+
+func (l *Loader) restore(s loaderSnap) {
+	l.tape, l.markets, l.tokens, l.family, l.profiles = s.tape, s.markets, s.tokens, s.family, s.profiles
+	l.tape.Skipped = s.skipped
+	l.fills, l.pendingTokens, l.pendingRes, l.runTrades = l.fills[:s.fills], l.pendingTokens[:s.tokRows], l.pendingRes[:s.res], l.runTrades[:s.trade]
+	l.res.Summary.Read = s.read
 }
 
 // read parses one input. With validate, rows are parsed on scratch state and nothing
@@ -255,8 +287,8 @@ func (l *Loader) read(in input, validate, skipBad bool) ([]error, error) {
 	var bad []error
 	onBad := func(e error) error {
 		bad = append(bad, e)
-		if len(bad) >= 1000 && validate {
-			return errors.New("stop") // enough to reject the file
+		if (len(bad) >= 1000 && validate) || (!validate && !skipBad) {
+			return errors.New("stop") // the file is rejected: File lists its bad lines
 		}
 		return nil
 	}
@@ -335,7 +367,7 @@ func (l *Loader) read(in input, validate, skipBad bool) ([]error, error) {
 // stageEvent stages one tape row (and its copy in the family layout).
 func (l *Loader) stageEvent(e *Event) {
 	date := e.Date()
-	if e.Type == "trade" {
+	if e.Type == "trade" && l.keepTrades {
 		l.runTrades = append(l.runTrades, *e)
 	}
 	if err := l.stage.Append(lake.PredmktBookEvents, []string{date}, e.Values()...); err != nil {
