@@ -274,6 +274,7 @@ func (r *Recorder) writer(segs chan<- string) error {
 		pending = map[string]bool{} // tokens waiting for their first book after a gap
 		buf     []byte
 		gapped  bool
+		tape    = NewTape() // replays the books, for the book_state lines of each segment
 	)
 	closeSeg := func() error {
 		if f == nil {
@@ -315,6 +316,17 @@ func (r *Recorder) writer(segs chan<- string) error {
 		if f == nil {
 			if err := open(local); err != nil {
 				return err
+			}
+			// The books replayed so far, so this segment ingested alone derives the
+			// same best quotes as the whole capture (see Tape.seed).
+			for _, st := range tape.BookStates() {
+				buf = strconv.AppendInt(buf[:0], local, 10)
+				buf = append(buf, ' ')
+				buf = append(buf, st...)
+				buf = append(buf, '\n')
+				if _, err := w.Write(buf); err != nil {
+					return err
+				}
 			}
 		}
 		if r.cfg.writeGate != nil {
@@ -361,7 +373,10 @@ func (r *Recorder) writer(segs chan<- string) error {
 						}
 					}
 				}
-				err = line(it.local, compact(it.frame))
+				fr := compact(it.frame)
+				if err = line(it.local, fr); err == nil {
+					tape.Frame(fr, it.local, func(*Event) {}) //nolint:errcheck // a bad line changes no book, here as in ingest
+				}
 			} else {
 				r.bad.Add(1)
 				r.logf("malformed frame dropped: %.80q", it.frame)

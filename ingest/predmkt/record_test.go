@@ -201,9 +201,7 @@ func TestRecorderReplay(t *testing.T) {
 	}
 	// The capture, ingested later by mdq ingest's loader, gives the same rows.
 	later := t.TempDir()
-	if _, err := Ingest(context.Background(), later, segs, Options{}); err != nil {
-		t.Fatal(err)
-	}
+	ingestOK(t, later, segs, Options{})
 	if a, b := tableRows(t, dir, lake.PredmktBookEvents), tableRows(t, later, lake.PredmktBookEvents); fmt.Sprint(a) != fmt.Sprint(b) || len(a) != 22 {
 		t.Errorf("capture ingested later differs (%d rows vs %d)", len(b), len(a))
 	}
@@ -256,5 +254,57 @@ func TestRecorderOverflow(t *testing.T) {
 	}
 	if gaps != 1 || int64(len(got)) != s.Written {
 		t.Errorf("tape %v (written %d)", got, s.Written)
+	}
+}
+
+// TestRecorderRotation: segments close on the rotate boundary and are flushed one by
+// one; each begins with the replayed books (book_state), so the lake the flushes made,
+// the capture ingested later in one run, and the segments ingested one at a time all
+// hold the same rows, best quotes included.
+func TestRecorderRotation(t *testing.T) {
+	const ts = 1773050400000
+	srv := newWSServer(t, func(c *websocket.Conn) {
+		send(c, strings.Replace(bookMsg("1001", ts), `"0.60","size":"10"`, `"0.60","size":"1000"`, 1))
+		for i := 1; i <= 40; i++ {
+			send(c, tradeMsg("1001", ts+int64(i)))
+			time.Sleep(15 * time.Millisecond)
+		}
+		pong(c)
+	})
+	dir := t.TempDir()
+	rec, err := NewRecorder(RecorderConfig{Root: dir, WS: srv.url(), Assets: []string{"1001"},
+		Ping: 50 * time.Millisecond, Silence: 2 * time.Second, Rotate: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- rec.Run(ctx) }()
+	waitFor(t, "41 frames", func() bool { return rec.Stats().Received == 41 })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	segs := rec.Segments()
+	if len(segs) < 3 {
+		t.Fatalf("%d segments", len(segs))
+	}
+	want := tableRows(t, dir, lake.PredmktBookEvents)
+	if len(want) != 42 {
+		t.Fatalf("%d rows", len(want))
+	}
+	for _, r := range want {
+		// every trade takes 1 share off 1,000 at 0.60: the ask stays 0.6 and the bid 0.4
+		if strings.HasPrefix(r, "trade|") && !strings.Contains(r, "|0.4|0.6|") {
+			t.Errorf("trade without its replayed best quotes: %s", r)
+		}
+	}
+	whole, oneByOne := t.TempDir(), t.TempDir()
+	ingestOK(t, whole, segs, Options{})
+	for _, s := range segs {
+		ingestOK(t, oneByOne, []string{s}, Options{})
+	}
+	if a, b := tableRows(t, whole, lake.PredmktBookEvents), tableRows(t, oneByOne, lake.PredmktBookEvents); fmt.Sprint(a) != fmt.Sprint(want) || fmt.Sprint(b) != fmt.Sprint(want) {
+		t.Errorf("recorder, whole capture and segment by segment differ")
 	}
 }

@@ -300,6 +300,10 @@ func (t *Tape) Frame(frame []byte, local int64, emit func(*Event)) error {
 	t.Read += int64(len(msgs))
 	// Only now touch the per-token state (books, seq): a rejected line changes nothing.
 	for _, it := range evs {
+		if it.seed != "" {
+			t.seed(it)
+			continue
+		}
 		t.apply(it)
 		emit(it.e)
 	}
@@ -309,9 +313,10 @@ func (t *Tape) Frame(frame []byte, local int64, emit func(*Event)) error {
 // item is one row with what apply needs beyond it: the snapshot's levels, or the
 // level, trade and best quotes of a delta.
 type item struct {
-	e  *Event
-	pb *pendingBook
-	q  *pendingQuote
+	e    *Event
+	pb   *pendingBook
+	q    *pendingQuote
+	seed string // book_state: the token whose replayed book it carries (no row)
 }
 
 type pendingBook struct {
@@ -326,7 +331,7 @@ type parsedLevel struct {
 // state applied (seq, derived best bid/ask are filled by apply).
 func (t *Tape) message(m *wsMsg, local int64) ([]item, error) {
 	ts, err := parseMs(m.Timestamp)
-	if m.EventType != "" && err != nil {
+	if m.EventType != "" && m.EventType != "book_state" && err != nil {
 		return nil, fmt.Errorf("%s: timestamp: %v", m.EventType, err)
 	}
 	lts := local
@@ -334,9 +339,20 @@ func (t *Tape) message(m *wsMsg, local int64) ([]item, error) {
 		lts = ts
 	}
 	switch m.EventType {
-	case "book":
+	case "book", "book_state":
 		if err := checkToken(m.AssetID); err != nil {
-			return nil, fmt.Errorf("book: %v", err)
+			return nil, fmt.Errorf("%s: %v", m.EventType, err)
+		}
+		if m.EventType == "book_state" {
+			pb := &pendingBook{}
+			var err error
+			if pb.bids, err = parseLevels(m.Bids); err != nil {
+				return nil, fmt.Errorf("book_state bids: %v", err)
+			}
+			if pb.asks, err = parseLevels(m.Asks); err != nil {
+				return nil, fmt.Errorf("book_state asks: %v", err)
+			}
+			return []item{{pb: pb, seed: m.AssetID}}, nil
 		}
 		bids, asks := m.Bids, m.Asks
 		if bids == nil && asks == nil {
@@ -466,6 +482,81 @@ func (t *Tape) message(m *wsMsg, local int64) ([]item, error) {
 	}
 }
 
+func newBook(pb *pendingBook) *book {
+	bk := &book{bids: make(map[int64]level, len(pb.bids)), asks: make(map[int64]level, len(pb.asks)), stale: true}
+	for _, l := range pb.bids {
+		if _, dup := bk.bids[l.p.fix]; !dup && l.s.fix > 0 {
+			bk.bids[l.p.fix] = level{l.s.fix, l.p.f}
+		}
+	}
+	for _, l := range pb.asks {
+		if _, dup := bk.asks[l.p.fix]; !dup && l.s.fix > 0 {
+			bk.asks[l.p.fix] = level{l.s.fix, l.p.f}
+		}
+	}
+	return bk
+}
+
+// seed applies a book_state line: the recorder writes, at the top of each capture
+// segment, the book it replayed so far for every token, so a segment ingested on its
+// own derives the same best quotes as the whole capture ingested in one run. It only
+// fills a token the run has no book for (in one run the state is already the same),
+// and makes no row.
+func (t *Tape) seed(it item) {
+	if s := t.state(it.seed); s.book == nil {
+		s.book = newBook(it.pb)
+	}
+}
+
+// BookStates returns the book_state lines (without receive time) of every token with
+// a replayed book, sorted by token.
+func (t *Tape) BookStates() [][]byte {
+	toks := make([]string, 0, len(t.tokens))
+	for k, s := range t.tokens {
+		if s.book != nil {
+			toks = append(toks, k)
+		}
+	}
+	sort.Strings(toks)
+	out := make([][]byte, 0, len(toks))
+	for _, k := range toks {
+		bk := t.tokens[k].book
+		var b bytes.Buffer
+		b.WriteString(`{"event_type":"book_state","asset_id":"` + k + `","bids":`)
+		writeLevels(&b, bk.bids, true)
+		b.WriteString(`,"asks":`)
+		writeLevels(&b, bk.asks, false)
+		b.WriteString(`}`)
+		out = append(out, b.Bytes())
+	}
+	return out
+}
+
+func writeLevels(b *bytes.Buffer, side map[int64]level, desc bool) {
+	ps := make([]int64, 0, len(side))
+	for p := range side {
+		ps = append(ps, p)
+	}
+	sort.Slice(ps, func(i, j int) bool { return (ps[i] > ps[j]) == desc })
+	b.WriteByte('[')
+	for i, p := range ps {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`{"price":"` + fixText(p) + `","size":"` + fixText(side[p].size) + `"}`)
+	}
+	b.WriteByte(']')
+}
+
+// fixText is a fixed-point value's exact decimal text ("0.52", "120", "0.00000001").
+func fixText(v int64) string {
+	s := strconv.FormatInt(v/fixScale, 10)
+	if f := v % fixScale; f != 0 {
+		s += "." + strings.TrimRight(fmt.Sprintf("%08d", f), "0")
+	}
+	return s
+}
+
 type pendingQuote struct {
 	p, s         decimal
 	side         string
@@ -484,18 +575,7 @@ func (t *Tape) apply(it item) {
 	s := t.state(e.Token)
 	e.Seq = t.nextSeq(s, e.LocalTs)
 	if pb := it.pb; pb != nil {
-		bk := &book{bids: make(map[int64]level, len(pb.bids)), asks: make(map[int64]level, len(pb.asks)), stale: true}
-		for _, l := range pb.bids {
-			if _, dup := bk.bids[l.p.fix]; !dup && l.s.fix > 0 {
-				bk.bids[l.p.fix] = level{l.s.fix, l.p.f}
-			}
-		}
-		for _, l := range pb.asks {
-			if _, dup := bk.asks[l.p.fix]; !dup && l.s.fix > 0 {
-				bk.asks[l.p.fix] = level{l.s.fix, l.p.f}
-			}
-		}
-		s.book = bk
+		s.book = newBook(pb)
 		return
 	}
 	q := it.q

@@ -332,3 +332,23 @@ func TestCategoryAndFamily(t *testing.T) {
 		}
 	}
 }
+
+// TestBookStateSeeds: a book_state line (the recorder's, at the top of a segment)
+// gives a token with no book its replayed book and makes no row; a token that has one
+// keeps it; BookStates writes what it reads back.
+func TestBookStateSeeds(t *testing.T) {
+	state := `5 {"event_type":"book_state","asset_id":"7","bids":[{"price":"0.45","size":"12.5"}],"asks":[{"price":"0.5","size":"3"}]}`
+	trade := `6 {"event_type":"last_trade_price","asset_id":"7","timestamp":"6","price":"0.50","side":"BUY","size":"1"}`
+	tp, evs, errs := run(t, state, trade)
+	if len(errs) > 0 || len(evs) != 1 || evs[0].BestBid != 0.45 || evs[0].BestAsk != 0.5 {
+		t.Fatalf("seeded: %v %+v", errs, evs)
+	}
+	if got := string(tp.BookStates()[0]); got != `{"event_type":"book_state","asset_id":"7","bids":[{"price":"0.45","size":"12.5"}],"asks":[{"price":"0.5","size":"2"}]}` {
+		t.Fatalf("BookStates %s", got)
+	}
+	book := `4 {"event_type":"book","asset_id":"7","timestamp":"4","bids":[{"price":"0.30","size":"1"}],"asks":[{"price":"0.70","size":"1"}]}`
+	_, evs, _ = run(t, book, state, trade)
+	if len(evs) != 2 || evs[1].BestBid != 0.3 || evs[1].BestAsk != 0.7 {
+		t.Fatalf("a token with a book must keep it: %+v", evs)
+	}
+}
