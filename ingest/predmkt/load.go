@@ -275,6 +275,10 @@ func (l *Loader) restore(s loaderSnap) {
 	l.res.Summary.Read = s.read
 }
 
+// errStop ends the reading of a file early (ingest.Lines passes a *LineError through
+// as it is, so it is one).
+var errStop = &ingest.LineError{Reason: "stop"}
+
 // read parses one input. With validate, rows are parsed on scratch state and nothing
 // is staged; it returns the bad lines (every one of them). Otherwise rows are staged;
 // a bad line is skipped when skipBad (already excluded by validation otherwise).
@@ -288,7 +292,7 @@ func (l *Loader) read(in input, validate, skipBad bool) ([]error, error) {
 	onBad := func(e error) error {
 		bad = append(bad, e)
 		if (len(bad) >= 1000 && validate) || (!validate && !skipBad) {
-			return errors.New("stop") // the file is rejected: File lists its bad lines
+			return errStop // the file is rejected: File lists its bad lines
 		}
 		return nil
 	}
@@ -354,11 +358,10 @@ func (l *Loader) read(in input, validate, skipBad bool) ([]error, error) {
 	}
 	var le *ingest.LineError
 	if errors.As(err, &le) {
-		// A read error (a truncated compressed file) rejects the file like a bad line.
-		bad = append(bad, le)
-		err = nil
-	}
-	if err != nil && err.Error() == "stop" {
+		if le != errStop {
+			// A read error (a truncated compressed file) rejects the file like a bad line.
+			bad = append(bad, le)
+		}
 		err = nil
 	}
 	return bad, err

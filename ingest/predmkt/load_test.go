@@ -292,3 +292,26 @@ func TestGuessKind(t *testing.T) {
 		}
 	}
 }
+
+// TestIngestManyBadLines: a file of bad lines is listed up to 1,000 of them, each a
+// real FILE:LINE, and nothing is written.
+func TestIngestManyBadLines(t *testing.T) {
+	lines := make([]string, 1200)
+	for i := range lines {
+		lines[i] = `{"event_type":"tick_size_change","asset_id":"x","timestamp":"1"}`
+	}
+	bad := writeLines(t, t.TempDir(), "bad.jsonl", lines)
+	dir := t.TempDir()
+	res, err := Ingest(context.Background(), dir, []string{bad}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Bad) != 1000 || res.Summary.Written != 0 || len(res.Rejected) != 1 {
+		t.Fatalf("%d bad lines, %s", len(res.Bad), res.Summary.String())
+	}
+	for i, b := range res.Bad {
+		if want := fmt.Sprintf("%s:%d: tick_size_change: asset_id", bad, i+1); !strings.HasPrefix(b.Error(), want) {
+			t.Fatalf("bad line %d: %v", i, b)
+		}
+	}
+}
