@@ -365,3 +365,24 @@ func EnsureLake(root string, now time.Time) error {
 	b, _ := json.MarshalIndent(m, "", "  ")
 	return lake.WriteFileAtomic(filepath.Join(root, lake.MarkerFile), append(b, '\n'))
 }
+
+// Mark returns a point to roll the stage back to (see Rollback).
+func (s *Stage) Mark() int64 { return s.seq }
+
+// Rollback drops every row staged since mark, in every table: a loader stages a file
+// in one pass and, when a malformed line turns up, takes the file's rows back out.
+func (s *Stage) Rollback(ctx context.Context, mark int64) error {
+	for _, st := range s.tables {
+		if err := st.app.Flush(); err != nil {
+			return err
+		}
+		// The table name is generated from the registry, never from input.
+		res, err := s.conn.ExecContext(ctx, "DELETE FROM "+st.name+" WHERE _ord >= ?", mark)
+		if err != nil {
+			return err
+		}
+		n, _ := res.RowsAffected()
+		st.n -= n
+	}
+	return nil
+}

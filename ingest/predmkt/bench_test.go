@@ -1,0 +1,141 @@
+package predmkt
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// cpuTime is the process's user plus system CPU time: on a shared machine the wall
+// clock measures the neighbours too, so the benchmarks report per CPU-second as well.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru) //nolint:errcheck
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// report adds msgs/s and MB/s over the wall clock and per CPU-second.
+func report(b *testing.B, msgs, bytes int64, wall, cpu time.Duration) {
+	b.ReportMetric(float64(msgs)/wall.Seconds(), "msgs/s")
+	b.ReportMetric(float64(bytes)/wall.Seconds()/1e6, "MB/s")
+	b.ReportMetric(float64(msgs)/cpu.Seconds(), "msgs/cpu-s")
+	b.ReportMetric(float64(bytes)/cpu.Seconds()/1e6, "MB/cpu-s")
+}
+
+// benchCapture writes a capture of n messages over 50 tokens in the shape of the live
+// channel: a book per token every few hundred messages, price_change deltas (the
+// 2025-09 schema, two changes a frame), trades; one frame a line after the receive time.
+func benchCapture(b *testing.B, n int) (string, int64) {
+	b.Helper()
+	rng := rand.New(rand.NewPCG(1, 2))
+	p := filepath.Join(b.TempDir(), "capture.jsonl")
+	f, err := os.Create(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var sb strings.Builder
+	ts := int64(1773050400000)
+	msgs := 0
+	for msgs < n {
+		tok := fmt.Sprintf("%d", 1_000_000+rng.IntN(50))
+		ts += int64(rng.IntN(3))
+		switch r := rng.IntN(100); {
+		case r < 1:
+			sb.Reset()
+			for i := 0; i < 20; i++ {
+				if i > 0 {
+					sb.WriteByte(',')
+				}
+				fmt.Fprintf(&sb, `{"price":"0.%02d","size":"%d.%02d"}`, 1+i, rng.IntN(10000), rng.IntN(100))
+			}
+			bids := sb.String()
+			fmt.Fprintf(f, `%d {"event_type":"book","asset_id":"%s","market":"0x01","timestamp":"%d","hash":"ab","bids":[%s],"asks":[%s],"tick_size":"0.01"}`+"\n",
+				ts+3, tok, ts, bids, strings.ReplaceAll(bids, `"0.`, `"0.5`))
+			msgs++
+		case r < 85:
+			fmt.Fprintf(f, `%d {"event_type":"price_change","market":"0x01","timestamp":"%d","price_changes":[{"asset_id":"%s","price":"0.%02d","side":"BUY","size":"%d","hash":"x","best_bid":"0.48","best_ask":"0.52"},{"asset_id":"%s","price":"0.5%d","side":"SELL","size":"%d","hash":"y","best_bid":"0.48","best_ask":"0.52"}]}`+"\n",
+				ts+2, ts, tok, 1+rng.IntN(48), rng.IntN(5000), tok, rng.IntN(10), rng.IntN(5000))
+			msgs++
+		default:
+			fmt.Fprintf(f, `%d {"event_type":"last_trade_price","asset_id":"%s","market":"0x01","timestamp":"%d","price":"0.5%d","side":"BUY","size":"%d.5","fee_rate_bps":"0"}`+"\n",
+				ts+2, tok, ts, rng.IntN(10), 1+rng.IntN(100))
+			msgs++
+		}
+	}
+	st, _ := f.Stat()
+	f.Close()
+	return p, st.Size()
+}
+
+// BenchmarkTapeParse: market-channel lines to rows, without the lake (the parsing
+// share of an ingest).
+func BenchmarkTapeParse(b *testing.B) {
+	const n = 200_000
+	p, size := benchCapture(b, n)
+	data, _ := os.ReadFile(p)
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	b.ResetTimer()
+	start, c0 := time.Now(), cpuTime()
+	for i := 0; i < b.N; i++ {
+		tp := NewTape()
+		for _, l := range lines {
+			if err := tp.Line([]byte(l), func(*Event) {}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	report(b, int64(n*b.N), size*int64(b.N), time.Since(start), cpuTime()-c0)
+}
+
+// BenchmarkIngestMarketChannel: a whole `mdq ingest predmkt` of a capture into an
+// empty lake (validation pass, staging, merge, Parquet write).
+func BenchmarkIngestMarketChannel(b *testing.B) {
+	const n = 500_000
+	p, size := benchCapture(b, n)
+	b.ResetTimer()
+	var took, cpu time.Duration
+	for i := 0; i < b.N; i++ {
+		dir := b.TempDir()
+		start, c0 := time.Now(), cpuTime()
+		res, err := Ingest(context.Background(), dir, []string{p}, Options{})
+		took += time.Since(start)
+		cpu += cpuTime() - c0
+		if err != nil || len(res.Bad) > 0 {
+			b.Fatal(err, res.Bad)
+		}
+	}
+	report(b, int64(n*b.N), size*int64(b.N), took, cpu)
+}
+
+// BenchmarkIngestFills: Data API fill records (matched against no tape: the fill side
+// alone).
+func BenchmarkIngestFills(b *testing.B) {
+	const n = 200_000
+	p := filepath.Join(b.TempDir(), "fills.jsonl")
+	f, _ := os.Create(p)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(f, `{"proxyWallet":"0x%040x","side":"BUY","asset":"%d","conditionId":"0x%064x","size":%d.5,"price":0.%02d,"timestamp":%d,"outcome":"Yes","outcomeIndex":0,"name":"","pseudonym":"","transactionHash":"0x%064x"}`+"\n",
+			rng.IntN(5000), 1_000_000+rng.IntN(50), rng.IntN(25), rng.IntN(1000), 1+rng.IntN(98), 1773050400+i/10, i)
+	}
+	st, _ := f.Stat()
+	f.Close()
+	b.ResetTimer()
+	var took, cpu time.Duration
+	for i := 0; i < b.N; i++ {
+		dir := b.TempDir()
+		start, c0 := time.Now(), cpuTime()
+		if _, err := Ingest(context.Background(), dir, []string{p}, Options{}); err != nil {
+			b.Fatal(err)
+		}
+		took += time.Since(start)
+		cpu += cpuTime() - c0
+	}
+	report(b, int64(n*b.N), st.Size()*int64(b.N), took, cpu)
+}
