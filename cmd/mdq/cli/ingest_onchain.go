@@ -1,0 +1,210 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"mdq/ingest/onchain"
+)
+
+func init() {
+	ingestCommands = append(ingestCommands, newIngestOnchainCmd)
+}
+
+type onchainIngestFlags struct {
+	chain      string
+	etl        []string
+	rpc        string
+	fromBlock  int64
+	toBlock    int64
+	prices     []string
+	labels     []string
+	sources    []string
+	ens        []string
+	skipBad    bool
+	clock      string
+	rangeStart uint64
+}
+
+// newIngestOnchainCmd builds `mdq ingest onchain`: Ethereum-ETL exports, a JSON-RPC
+// node's Transfer logs over a block range, price, label and ENS files, into the lake.
+func newIngestOnchainCmd(cfg *Config) *cobra.Command {
+	var f onchainIngestFlags
+	cmd := &cobra.Command{
+		Use:   "onchain",
+		Short: "Load ERC-20 transfers (Ethereum-ETL exports or a JSON-RPC node), prices, labels and ENS names into the lake",
+		Long: `Load on-chain data for one chain into the lake, idempotently: transfers are keyed by
+(chain, tx_hash, log_index), and only the date partitions they touch are rewritten.
+
+  --etl DIR|FILE      Ethereum-ETL token_transfers.csv with blocks.csv (timestamps),
+                      tokens.csv (symbol, name, decimals) and transactions.csv (native
+                      values); files are recognised by their header, folders searched.
+  --rpc URL           a node's JSON-RPC endpoint: with --from-block/--to-block, the
+                      Transfer logs of that range; with --etl, the metadata of tokens
+                      the exports do not describe (eth_call decimals/symbol/name).
+  --prices FILE       hourly USD prices (chain,token_address,hour,price_usd; CSV or JSON)
+  --labels FILE       onchain_labels rows (CSV, the table's columns)
+  --label-sources FILE, --ens FILE   the same for onchain_label_sources and onchain_ens
+
+A malformed row is reported as FILE:LINE: reason and nothing is written, unless
+--skip-bad (the row is then reported, counted and passed over).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runIngestOnchain(cmd.Context(), cfg, f, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.chain, "chain", "ethereum", "chain of the input: ethereum, bsc or base")
+	fl.StringSliceVar(&f.etl, "etl", nil, "Ethereum-ETL export files or folders (repeatable)")
+	fl.StringVar(&f.rpc, "rpc", "", "JSON-RPC endpoint of an EVM node")
+	fl.Int64Var(&f.fromBlock, "from-block", -1, "first block to read from --rpc")
+	fl.Int64Var(&f.toBlock, "to-block", -1, "last block to read from --rpc (inclusive)")
+	fl.StringSliceVar(&f.prices, "prices", nil, "hourly price files (repeatable)")
+	fl.StringSliceVar(&f.labels, "labels", nil, "label files (repeatable)")
+	fl.StringSliceVar(&f.sources, "label-sources", nil, "label source files (repeatable)")
+	fl.StringSliceVar(&f.ens, "ens", nil, "ENS files (repeatable)")
+	fl.BoolVar(&f.skipBad, "skip-bad", false, "pass over malformed rows (reported and counted) instead of failing")
+	fl.StringVar(&f.clock, "clock", "", "publish derived tables for this RFC3339 time instead of now")
+	return cmd
+}
+
+func runIngestOnchain(ctx context.Context, cfg *Config, f onchainIngestFlags, out, errw io.Writer) error {
+	if !onchain.ValidChain(f.chain) {
+		return fmt.Errorf("--chain %q not supported (use ethereum, bsc, or base)", f.chain)
+	}
+	rangeGiven := f.fromBlock >= 0 || f.toBlock >= 0
+	if rangeGiven && (f.rpc == "" || f.fromBlock < 0 || f.toBlock < f.fromBlock) {
+		return errors.New("--from-block and --to-block go together, with --rpc, and --to-block must not be below --from-block")
+	}
+	if f.rpc != "" && !rangeGiven && len(f.etl) == 0 {
+		return errors.New("--rpc needs --from-block and --to-block (or --etl, for token metadata)")
+	}
+	if len(f.etl) == 0 && !rangeGiven && len(f.prices)+len(f.labels)+len(f.sources)+len(f.ens) == 0 {
+		return errors.New("nothing to ingest: give --etl, --rpc with a block range, --prices, --labels, --label-sources or --ens")
+	}
+	clock, err := clockFunc(f.clock)
+	if err != nil {
+		return err
+	}
+	var files []onchain.ETLFile
+	if len(f.etl) > 0 {
+		if files, err = onchain.FindETL(f.etl); err != nil {
+			return err
+		}
+		if len(files) == 0 {
+			return fmt.Errorf("--etl %v: no Ethereum-ETL export found", f.etl)
+		}
+	}
+	start := time.Now()
+	l, err := onchain.NewLoader(ctx, cfg.Data, f.chain)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	opt := onchain.Options{SkipBad: f.skipBad, Warn: errw}
+	var client *onchain.Client
+	if f.rpc != "" {
+		client = onchain.NewClient(f.rpc)
+		l.Meta = client.TokenMeta
+	}
+	for _, p := range f.prices {
+		if err := onchain.LoadPrices(l, p, opt); err != nil {
+			return err
+		}
+	}
+	for _, p := range f.sources {
+		if err := onchain.LoadLabelSources(l, p, opt); err != nil {
+			return err
+		}
+	}
+	for _, p := range f.labels {
+		if err := onchain.LoadLabels(l, p, opt); err != nil {
+			return err
+		}
+	}
+	for _, p := range f.ens {
+		if err := onchain.LoadENS(l, p, opt); err != nil {
+			return err
+		}
+	}
+	if len(files) > 0 {
+		prog := newProgress(errw, "onchain etl")
+		prog.Start(len(files))
+		opt.Progress = func(file string, rows int64) { prog.Step(file) }
+		err := onchain.LoadETL(ctx, l, files, opt)
+		prog.Done()
+		if err != nil {
+			return err
+		}
+	}
+	if rangeGiven {
+		rp := newRateProgress(errw, "onchain rpc", uint64(f.toBlock-f.fromBlock+1))
+		err := onchain.LoadRPC(ctx, l, client, uint64(f.fromBlock), uint64(f.toBlock), func(done uint64) { rp.Set(done) })
+		rp.Done()
+		if err != nil {
+			return err
+		}
+	}
+	if err := l.Commit(ctx, clock()); err != nil {
+		return err
+	}
+	took := time.Since(start)
+	fmt.Fprintf(out, "onchain %s: %s; %d transfers in %s (%.0f transfers/s)\n", f.chain, l.Sum.String(), l.Transfers(),
+		took.Round(time.Millisecond), float64(l.Transfers())/max(took.Seconds(), 1e-9))
+	if client != nil {
+		fmt.Fprintf(out, "rpc: %d requests, %d calls\n", client.Requests(), client.Calls())
+	}
+	if len(l.Sum.Partitions) == 0 {
+		return nil
+	}
+	return afterIngest(ctx, cfg.Data, clock, out)
+}
+
+// rateProgress reports blocks done with blocks per second and an ETA: a bar on a
+// terminal, a plain line at most every two seconds otherwise.
+type rateProgress struct {
+	w          io.Writer
+	label      string
+	total      uint64
+	start      time.Time
+	last       time.Time
+	done       uint64
+	terminal   bool
+	lastLength int
+}
+
+func newRateProgress(w io.Writer, label string, total uint64) *rateProgress {
+	return &rateProgress{w: w, label: label, total: total, start: time.Now(), terminal: isTerminal(w)}
+}
+
+func (p *rateProgress) Set(done uint64) {
+	p.done = done
+	if time.Since(p.last) < 2*time.Second && done < p.total {
+		return
+	}
+	p.last = time.Now()
+	el := time.Since(p.start).Seconds()
+	rate := float64(done) / max(el, 1e-9)
+	eta := "?"
+	if rate > 0 {
+		eta = (time.Duration(float64(p.total-done)/rate) * time.Second).Round(time.Second).String()
+	}
+	line := fmt.Sprintf("%s: %d/%d blocks, %.0f blocks/s, ETA %s", p.label, done, p.total, rate, eta)
+	if p.terminal {
+		fmt.Fprintf(p.w, "\r%-*s", p.lastLength, line)
+		p.lastLength = len(line)
+		return
+	}
+	fmt.Fprintln(p.w, line)
+}
+
+func (p *rateProgress) Done() {
+	if p.terminal && p.lastLength > 0 {
+		fmt.Fprintln(p.w)
+	}
+}

@@ -1,0 +1,469 @@
+package onchain
+
+import (
+	"context"
+	"database/sql"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/big"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	_ "github.com/duckdb/duckdb-go/v2"
+
+	"mdq/ingest"
+	"mdq/lake"
+)
+
+// samples is the shared folder of real-format inputs; tests reading it skip when absent.
+func samples(t *testing.T) string {
+	t.Helper()
+	d := filepath.Join("..", "..", "..", "shared", "samples", "onchain")
+	if _, err := os.Stat(d); err != nil {
+		t.Skipf("real-format samples absent (%s): %v", d, err)
+	}
+	return d
+}
+
+func readCSV(t *testing.T, path string) []map[string]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []map[string]string
+	for _, r := range recs[1:] {
+		m := map[string]string{}
+		for i, c := range recs[0] {
+			m[c] = r[i]
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// TestSampleGetLogsDecodesToGroundTruth: the eth_getLogs answer of block 483920 decodes
+// exactly to the transfers Ethereum-ETL's own test expects from it.
+func TestSampleGetLogsDecodesToGroundTruth(t *testing.T) {
+	dir := samples(t)
+	b, err := os.ReadFile(filepath.Join(dir, "eth_getLogs_response_block_483920.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var resp struct {
+		Result []Log `json:"result"`
+	}
+	if err := json.Unmarshal(b, &resp); err != nil {
+		t.Fatal(err)
+	}
+	want := readCSV(t, filepath.Join(dir, "expected_token_transfers_block_483920.csv"))
+	if len(resp.Result) != len(want) || len(want) == 0 {
+		t.Fatalf("%d logs, %d expected transfers", len(resp.Result), len(want))
+	}
+	for i, lg := range resp.Result {
+		tr, skip, err := DecodeLog(lg)
+		if err != nil || skip != "" {
+			t.Fatalf("log %d: skip %q err %v", i, skip, err)
+		}
+		w := want[i]
+		got := map[string]string{
+			"token_address": tr.Token, "from_address": tr.From, "to_address": tr.To, "value": tr.Value.String(),
+			"transaction_hash": tr.TxHash, "log_index": strconv.Itoa(int(tr.LogIndex)), "block_number": strconv.FormatUint(tr.Block, 10),
+		}
+		for k, v := range w {
+			if got[k] != v {
+				t.Errorf("log %d %s: got %s, want %s", i, k, got[k], v)
+			}
+		}
+	}
+	// The block sample gives the block's timestamp and hash, which the logs carry.
+	hb, err := os.ReadFile(filepath.Join(dir, "eth_getBlockByNumber_483920.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var blk struct {
+		Result json.RawMessage `json:"result"`
+	}
+	if err := json.Unmarshal(hb, &blk); err != nil {
+		t.Fatal(err)
+	}
+	h, err := ParseHeader(blk.Result)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Number != 483920 || h.Hash != resp.Result[0].BlockHash || h.Time <= 1438269973 {
+		t.Fatalf("header %+v", h)
+	}
+}
+
+// etlRow is one stored transfer as read back.
+type etlRow struct {
+	Block    int64
+	Time     time.Time
+	Tx       string
+	LogIndex int32
+	Token    string
+	From, To string
+	Raw      string
+	Amount   float64
+	USD      sql.NullFloat64
+	Date     string
+}
+
+func readTransfers(t *testing.T, root, chain string) []etlRow {
+	t.Helper()
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	glob := filepath.Join(root, "onchain", "transfers", "chain="+chain, "date=*", "transfers.parquet")
+	if m, _ := filepath.Glob(glob); len(m) == 0 {
+		return nil
+	}
+	rows, err := db.Query("SELECT block_number, block_time, tx_hash, log_index, token_address, from_address, to_address, value_raw, amount, usd, date::VARCHAR FROM read_parquet(" +
+		lake.QuoteString(glob) + ", hive_partitioning = true) ORDER BY block_number, tx_hash, log_index")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []etlRow
+	for rows.Next() {
+		var r etlRow
+		if err := rows.Scan(&r.Block, &r.Time, &r.Tx, &r.LogIndex, &r.Token, &r.From, &r.To, &r.Raw, &r.Amount, &r.USD, &r.Date); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func writeFile(t *testing.T, path, content string) string {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// ingestETL runs one ETL ingest (with price files) the way the CLI does.
+func ingestETL(t *testing.T, root, chain string, opt Options, prices []string, paths ...string) (ingest.Summary, error) {
+	t.Helper()
+	ctx := context.Background()
+	l, err := NewLoader(ctx, root, chain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	for _, p := range prices {
+		if err := LoadPrices(l, p, opt); err != nil {
+			return l.Sum, err
+		}
+	}
+	files, err := FindETL(paths)
+	if err != nil {
+		return l.Sum, err
+	}
+	if err := LoadETL(ctx, l, files, opt); err != nil {
+		return l.Sum, err
+	}
+	return l.Sum, l.Commit(ctx, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+}
+
+// TestSampleETLParsesWithSuppliedTimestamps: the real token_transfers.csv loads with
+// block timestamps and decimals the test supplies; every row is stored with its exact
+// value, lower-case addresses, amount = value / 10^decimals, in the date partition of
+// its block time, checked against the CSV read independently.
+func TestSampleETLParsesWithSuppliedTimestamps(t *testing.T) {
+	dir := samples(t)
+	src := filepath.Join(dir, "token_transfers.csv")
+	want := readCSV(t, src)
+	tmp := t.TempDir()
+	// Timestamps: block n at 2015-11-01 + (n-483000)*15 s, a deterministic stand-in.
+	base := time.Date(2015, 11, 1, 0, 0, 0, 0, time.UTC).Unix()
+	blockTime := func(n int64) int64 { return base + (n-483000)*15 }
+	var blocks, tokens strings.Builder
+	blocks.WriteString("number,hash,timestamp\n")
+	seen := map[string]bool{}
+	tokens.WriteString("address,symbol,name,decimals,total_supply\n")
+	for _, r := range want {
+		n, _ := strconv.ParseInt(r["block_number"], 10, 64)
+		if !seen[r["block_number"]] {
+			seen[r["block_number"]] = true
+			fmt.Fprintf(&blocks, "%d,0x%064x,%d\n", n, n, blockTime(n))
+		}
+		if !seen[r["token_address"]] {
+			seen[r["token_address"]] = true
+			fmt.Fprintf(&tokens, "%s,TKN,Token,6,0\n", strings.ToUpper(r["token_address"][:2])+r["token_address"][2:])
+		}
+	}
+	etl := filepath.Join(tmp, "etl")
+	writeFile(t, filepath.Join(etl, "blocks.csv"), blocks.String())
+	writeFile(t, filepath.Join(etl, "tokens.csv"), tokens.String())
+	b, _ := os.ReadFile(src)
+	writeFile(t, filepath.Join(etl, "token_transfers", "part0.csv"), string(b))
+	root := filepath.Join(tmp, "lake")
+	sum, err := ingestETL(t, root, "ethereum", Options{}, nil, etl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := readTransfers(t, root, "ethereum")
+	if len(got) != len(want) || sum.Written != int64(len(want)) {
+		t.Fatalf("stored %d rows (written %d), want %d", len(got), sum.Written, len(want))
+	}
+	byKey := map[string]etlRow{}
+	for _, r := range got {
+		byKey[r.Tx+"/"+strconv.Itoa(int(r.LogIndex))] = r
+	}
+	for _, w := range want {
+		r, ok := byKey[strings.ToLower(w["transaction_hash"])+"/"+w["log_index"]]
+		if !ok {
+			t.Fatalf("missing %v", w)
+		}
+		n, _ := strconv.ParseInt(w["block_number"], 10, 64)
+		raw, _ := new(big.Int).SetString(w["value"], 10)
+		amt, _ := new(big.Rat).SetFrac(raw, big.NewInt(1e6)).Float64()
+		bt := time.Unix(blockTime(n), 0).UTC()
+		if r.Block != n || !r.Time.Equal(bt) || r.Token != strings.ToLower(w["token_address"]) || r.From != strings.ToLower(w["from_address"]) ||
+			r.To != strings.ToLower(w["to_address"]) || r.Raw != raw.String() || r.Amount != amt || r.USD.Valid || r.Date != bt.Format("2006-01-02") {
+			t.Errorf("row %+v from %v", r, w)
+		}
+	}
+}
+
+// uint256 edge values: decimal and hex parsing, exact raw strings, amounts rounded once.
+func TestValueUint256(t *testing.T) {
+	max := new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 256), big.NewInt(1))
+	for _, tc := range []struct {
+		in      string
+		ok      bool
+		decimal string
+	}{
+		{"0", true, "0"},
+		{"000123", true, "123"},
+		{"18446744073709551615", true, "18446744073709551615"},
+		{"18446744073709551616", true, "18446744073709551616"},
+		{max.String(), true, max.String()},
+		{new(big.Int).Add(max, big.NewInt(1)).String(), false, ""},
+		{"-1", false, ""},
+		{"+1", false, ""},
+		{"1e18", false, ""},
+		{"", false, ""},
+		{"12.5", false, ""},
+	} {
+		v, err := ParseValue(tc.in)
+		if (err == nil) != tc.ok || (tc.ok && v.String() != tc.decimal) {
+			t.Errorf("ParseValue(%q) = %v, %v", tc.in, v, err)
+		}
+	}
+	hv, err := ParseHexValue("0x" + strings.Repeat("f", 64))
+	if err != nil || hv.String() != max.String() {
+		t.Fatalf("hex max: %v %v", hv, err)
+	}
+	for _, raw := range []*big.Int{big.NewInt(1), big.NewInt(1e6), new(big.Int).Lsh(big.NewInt(1), 53), new(big.Int).Lsh(big.NewInt(1), 200), max} {
+		for _, dec := range []int{0, 6, 18, 24} {
+			want, _ := new(big.Rat).SetFrac(raw, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(dec)), nil)).Float64()
+			if got := ValueFromBig(raw).Amount(dec); got != want {
+				t.Errorf("Amount(%s, %d) = %v, want %v", raw, dec, got, want)
+			}
+		}
+	}
+}
+
+// TestABIString: dynamic strings, bytes32 symbols (MKR-style), and garbage.
+func TestABIString(t *testing.T) {
+	word := func(n int) []byte {
+		b := make([]byte, 32)
+		b[31] = byte(n)
+		return b
+	}
+	dyn := append(append(word(32), word(4)...), append([]byte("USDT"), make([]byte, 28)...)...)
+	b32 := append([]byte("MKR"), make([]byte, 29)...)
+	for _, tc := range []struct {
+		name string
+		in   []byte
+		want string
+	}{
+		{"dynamic", dyn, "USDT"},
+		{"bytes32", b32, "MKR"},
+		{"empty", nil, ""},
+		{"short", []byte{1, 2}, ""},
+	} {
+		if got := ABIString(tc.in); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+const fixTransfers = `token_address,from_address,to_address,value,transaction_hash,log_index,block_number
+0xAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA,0x1111111111111111111111111111111111111111,0x2222222222222222222222222222222222222222,1500000,0x00000000000000000000000000000000000000000000000000000000000000a1,0,100
+0xbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb,0x2222222222222222222222222222222222222222,0x3333333333333333333333333333333333333333,115792089237316195423570985008687907853269984665640564039457584007913129639935,0x00000000000000000000000000000000000000000000000000000000000000a2,3,101
+0xcccccccccccccccccccccccccccccccccccccccc,0x3333333333333333333333333333333333333333,0x1111111111111111111111111111111111111111,7,0x00000000000000000000000000000000000000000000000000000000000000a3,1,102
+`
+
+const fixBlocks = `number,hash,parent_hash,timestamp
+100,0x01,0x00,1700000000
+101,0x02,0x01,1700003700
+102,0x03,0x02,1700090000
+`
+
+const fixTokens = `address,symbol,name,decimals,total_supply
+0xaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa,USDC,USD Coin,6,0
+0xbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb,BIG,Big,24,0
+0xcccccccccccccccccccccccccccccccccccccccc,NFTISH,Zero decimals,0,0
+`
+
+const fixPrices = `chain,token_address,hour,price_usd
+ethereum,0xaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa,2023-11-14T22:00:00Z,1.0
+ethereum,0xBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB,1700002800,0.5
+`
+
+func fixture(t *testing.T) (etl, prices string) {
+	t.Helper()
+	d := t.TempDir()
+	writeFile(t, filepath.Join(d, "etl", "token_transfers.csv"), fixTransfers)
+	writeFile(t, filepath.Join(d, "etl", "blocks.csv"), fixBlocks)
+	writeFile(t, filepath.Join(d, "etl", "tokens.csv"), fixTokens)
+	return filepath.Join(d, "etl"), writeFile(t, filepath.Join(d, "prices.csv"), fixPrices)
+}
+
+// TestETLFixtureValuesPricesAndIdempotence: decimals 6, 24 and 0; a value of 2^256-1;
+// USD from the hourly price of the block's hour, NULL for an unpriced token; a second
+// ingest of the same files writes nothing new and leaves the files' rows as they were.
+func TestETLFixtureValuesPricesAndIdempotence(t *testing.T) {
+	etl, prices := fixture(t)
+	root := t.TempDir()
+	sum, err := ingestETL(t, root, "ethereum", Options{}, []string{prices}, etl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Written != 3 {
+		t.Fatalf("summary %s", sum.String())
+	}
+	got := readTransfers(t, root, "ethereum")
+	max := "115792089237316195423570985008687907853269984665640564039457584007913129639935"
+	maxAmt, _ := new(big.Rat).SetFrac(func() *big.Int { b, _ := new(big.Int).SetString(max, 10); return b }(),
+		new(big.Int).Exp(big.NewInt(10), big.NewInt(24), nil)).Float64()
+	want := []struct {
+		token, raw string
+		amount     float64
+		usd        any
+		date       string
+	}{
+		{"0xaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "1500000", 1.5, 1.5, "2023-11-14"},
+		{"0xbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", max, maxAmt, maxAmt * 0.5, "2023-11-14"},
+		{"0xcccccccccccccccccccccccccccccccccccccccc", "7", 7, nil, "2023-11-15"},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("rows %+v", got)
+	}
+	for i, w := range want {
+		r := got[i]
+		usdOK := (w.usd == nil && !r.USD.Valid) || (w.usd != nil && r.USD.Valid && r.USD.Float64 == w.usd.(float64))
+		if r.Token != w.token || r.Raw != w.raw || r.Amount != w.amount || !usdOK || r.Date != w.date {
+			t.Errorf("row %d: %+v, want %+v", i, r, w)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(root, "onchain", "transfers", "chain=ethereum", "*", "transfers.parquet"))
+	before := map[string]string{}
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		before[f] = string(b)
+	}
+	sum, err = ingestETL(t, root, "ethereum", Options{}, []string{prices}, etl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Written != 0 || sum.Deduplicated != 3 {
+		t.Fatalf("re-ingest: %s", sum.String())
+	}
+	if again := readTransfers(t, root, "ethereum"); fmt.Sprint(again) != fmt.Sprint(got) {
+		t.Fatalf("re-ingest changed rows:\n%v\n%v", again, got)
+	}
+	// Tokens: the metadata of the file, one row per token.
+	db, _ := sql.Open("duckdb", "")
+	defer db.Close()
+	var n int
+	var dec int
+	if err := db.QueryRow("SELECT count(*), sum(decimals) FROM read_parquet(" + lake.QuoteString(filepath.Join(root, "onchain/tokens/tokens.parquet")) + ")").Scan(&n, &dec); err != nil || n != 3 || dec != 30 {
+		t.Fatalf("tokens: %d rows, decimals sum %d, %v", n, dec, err)
+	}
+	if err := lake.Check(root); err != nil {
+		t.Fatalf("the ingested directory is not a lake: %v", err)
+	}
+}
+
+// TestETLBadInputChangesNothing: a malformed row fails the run with FILE:LINE and
+// leaves the lake as it was; --skip-bad passes over it, counted.
+func TestETLBadInputChangesNothing(t *testing.T) {
+	for _, tc := range []struct {
+		name, row, reason string
+		line              int
+	}{
+		{"short address", "0xaaaa,0x1111111111111111111111111111111111111111,0x2222222222222222222222222222222222222222,1,0x00000000000000000000000000000000000000000000000000000000000000b1,0,100", "token_address: bad address", 5},
+		{"negative value", "0xaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa,0x1111111111111111111111111111111111111111,0x2222222222222222222222222222222222222222,-5,0x00000000000000000000000000000000000000000000000000000000000000b1,0,100", "bad value", 5},
+		{"too many fields", "0xaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa,0x1,0x2,1,0xb1,0,100,extra", "wrong number of fields", 5},
+		{"value over 2^256", "0xaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa,0x1111111111111111111111111111111111111111,0x2222222222222222222222222222222222222222,115792089237316195423570985008687907853269984665640564039457584007913129639936,0x00000000000000000000000000000000000000000000000000000000000000b1,0,100", "does not fit 256 bits", 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			etl, _ := fixture(t)
+			root := t.TempDir()
+			if _, err := ingestETL(t, root, "ethereum", Options{}, nil, etl); err != nil {
+				t.Fatal(err)
+			}
+			before := readTransfers(t, root, "ethereum")
+			bad := filepath.Join(t.TempDir(), "token_transfers.csv")
+			writeFile(t, bad, fixTransfers+tc.row+"\n")
+			_, err := ingestETL(t, root, "ethereum", Options{}, nil, bad, filepath.Join(etl, "blocks.csv"), filepath.Join(etl, "tokens.csv"))
+			var le *ingest.LineError
+			if !errors.As(err, &le) || le.File != bad || le.Line != tc.line || !strings.Contains(err.Error(), tc.reason) {
+				t.Fatalf("error %v, want %s:%d: %s", err, bad, tc.line, tc.reason)
+			}
+			if after := readTransfers(t, root, "ethereum"); fmt.Sprint(after) != fmt.Sprint(before) {
+				t.Fatal("a failed ingest changed the lake")
+			}
+			sum, err := ingestETL(t, root, "ethereum", Options{SkipBad: true}, nil, bad, filepath.Join(etl, "blocks.csv"), filepath.Join(etl, "tokens.csv"))
+			if err != nil || sum.Rejected != 1 || sum.Deduplicated != 3 {
+				t.Fatalf("skip-bad: %v %s", err, sum.String())
+			}
+		})
+	}
+}
+
+// TestETLMissingBlockTimestampNamesRange: transfers whose blocks are not in blocks.csv
+// reject the run with the block range to export; nothing is written.
+func TestETLMissingBlockTimestampNamesRange(t *testing.T) {
+	etl, _ := fixture(t)
+	writeFile(t, filepath.Join(etl, "blocks.csv"), "number,timestamp\n101,1700003700\n")
+	root := t.TempDir()
+	_, err := ingestETL(t, root, "ethereum", Options{}, nil, etl)
+	if err == nil || !strings.Contains(err.Error(), "2 transfers are in blocks without a timestamp (blocks 100 to 102)") {
+		t.Fatalf("error %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(root, lake.MarkerFile)); !os.IsNotExist(err) {
+		t.Fatal("a rejected first ingest made a lake")
+	}
+	if rows := readTransfers(t, root, "ethereum"); len(rows) != 0 {
+		t.Fatalf("rows written: %v", rows)
+	}
+	// Unknown token metadata without --rpc: named.
+	etl2, _ := fixture(t)
+	writeFile(t, filepath.Join(etl2, "tokens.csv"), "address,symbol,name,decimals\n0xaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa,USDC,USD Coin,6\n")
+	if _, err := ingestETL(t, root, "ethereum", Options{}, nil, etl2); err == nil || !strings.Contains(err.Error(), "no decimals for token 0xbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb, 0xcccccccccccccccccccccccccccccccccccccccc") {
+		t.Fatalf("error %v", err)
+	}
+}
