@@ -102,7 +102,7 @@ func LoadLabelSources(l *Loader, path string, opt Options) error {
 		if err != nil || p < 1 {
 			return fmt.Errorf("bad priority %q (want an integer from 1)", col("priority"))
 		}
-		return l.stage.Append(lake.OnchainLabelSources, nil, col("source"), col("name"), col("kind"), int32(p), nullStr(col("url")))
+		return l.stage.Append(lake.OnchainLabelSources, nil, col("source"), col("name"), col("kind"), int32(p), col("url"))
 	})
 }
 
@@ -122,13 +122,9 @@ func LoadENS(l *Loader, path string, opt Options) error {
 		if err != nil {
 			return fmt.Errorf("bad is_primary %q (want true or false)", col("is_primary"))
 		}
-		var reg any
-		if s := col("registered_at"); s != "" {
-			t, err := parseTime(s)
-			if err != nil {
-				return fmt.Errorf("registered_at: %w", err)
-			}
-			reg = t
+		reg, err := parseTime(col("registered_at"))
+		if err != nil {
+			return fmt.Errorf("registered_at: %w", err)
 		}
 		return l.stage.Append(lake.OnchainENS, nil, addr, name, prim, reg)
 	})

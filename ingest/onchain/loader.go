@@ -25,11 +25,13 @@ type Transfer struct {
 }
 
 // Token is one token's metadata. Decimals is -1 when the contract declares none
-// (decimals() reverts): its amounts are then the raw integer (decimals 0) and the
-// tokens row has NULL decimals.
+// (decimals() reverts): its amounts are then the raw integer and the tokens row says
+// decimals 0, so what is stored stays consistent. Symbol, name and logo are stored as
+// given ("" when unknown: the routes read them as text); an unknown asset id is NULL,
+// which links the contract to no other chain.
 type Token struct {
 	Address                   string
-	Symbol, Name, Logo, Asset string // "" is stored as NULL
+	Symbol, Name, Logo, Asset string
 	Decimals                  int
 }
 
@@ -301,12 +303,8 @@ func (l *Loader) Commit(ctx context.Context, now time.Time) error {
 	sort.Strings(addrs)
 	for _, a := range addrs {
 		t := l.tokens[a]
-		var dec any
-		if t.Decimals >= 0 {
-			dec = int32(t.Decimals)
-		}
-		if err := l.stage.Append(lake.OnchainTokens, nil, l.Chain, t.Address, nullStr(t.Symbol), nullStr(t.Name), dec,
-			nullStr(t.Logo), nullStr(t.Asset)); err != nil {
+		if err := l.stage.Append(lake.OnchainTokens, nil, l.Chain, t.Address, t.Symbol, t.Name, int32(max(t.Decimals, 0)),
+			t.Logo, nullStr(t.Asset)); err != nil {
 			return err
 		}
 	}

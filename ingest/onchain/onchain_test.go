@@ -399,7 +399,7 @@ func TestETLFixtureValuesPricesAndIdempotence(t *testing.T) {
 	defer db.Close()
 	var n int
 	var dec int
-	if err := db.QueryRow("SELECT count(*), sum(decimals) FROM read_parquet(" + lake.QuoteString(filepath.Join(root, "onchain/tokens/tokens.parquet")) + ")").Scan(&n, &dec); err != nil || n != 3 || dec != 30 {
+	if err := db.QueryRow("SELECT count(*), sum(decimals) FROM read_parquet("+lake.QuoteString(filepath.Join(root, "onchain/tokens/tokens.parquet"))+")").Scan(&n, &dec); err != nil || n != 3 || dec != 30 {
 		t.Fatalf("tokens: %d rows, decimals sum %d, %v", n, dec, err)
 	}
 	if err := lake.Check(root); err != nil {
