@@ -34,6 +34,10 @@ func loadRange(ctx context.Context, l *Loader, c *Client, from, to uint64, progr
 	}
 	headers := map[uint64]Header{}
 	failures := 0
+	// ceiling is the widest range worth trying: below the last refused one, raised
+	// again after a run of answers, so a node's limit is probed rarely, not every
+	// other call.
+	ceiling, streak := maxSpan, 0
 	for cur := from; cur <= to; {
 		end := min(to, cur+span-1)
 		logs, err := c.GetLogs(ctx, cur, end)
@@ -50,7 +54,9 @@ func loadRange(ctx context.Context, l *Loader, c *Client, from, to uint64, progr
 			if !throttled && end > cur {
 				// The node refused the range (too many results, response too large,
 				// timeout): halve it.
+				ceiling = max(1, (end-cur+1)/2)
 				span = max(1, (end-cur+1)/2)
+				streak = 0
 				continue
 			}
 			failures++
@@ -66,8 +72,11 @@ func loadRange(ctx context.Context, l *Loader, c *Client, from, to uint64, progr
 		if err := stageLogs(ctx, l, c, logs, headers); err != nil {
 			return nil, fmt.Errorf("blocks %d-%d: %w", cur, end, err)
 		}
-		if len(logs) < smallAnswer && span < maxSpan {
-			span = min(maxSpan, span*2)
+		if streak++; streak >= 16 {
+			ceiling, streak = min(maxSpan, ceiling*2), 0
+		}
+		if len(logs) < smallAnswer && span < ceiling {
+			span = min(ceiling, span*2)
 		}
 		if progress != nil {
 			progress(end - from + 1)
