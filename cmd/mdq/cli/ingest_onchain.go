@@ -162,6 +162,14 @@ func runIngestOnchain(ctx context.Context, cfg *Config, f onchainIngestFlags, ou
 	if len(l.Sum.Partitions) == 0 {
 		return nil
 	}
+	if l.Transfers() > 0 {
+		bs, err := onchain.PublishBalances(ctx, cfg.Data, f.chain)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "onchain %s balances: %d from the ingested transfers as of %s (%d negative, from before the first ingested block, left out)\n",
+			f.chain, bs.Rows, bs.AsOf.Format(time.RFC3339), bs.Negative)
+	}
 	return afterIngest(ctx, cfg.Data, clock, out)
 }
 
@@ -207,4 +215,76 @@ func (p *rateProgress) Done() {
 	if p.terminal && p.lastLength > 0 {
 		fmt.Fprintln(p.w)
 	}
+}
+
+func init() {
+	recordCommands = append(recordCommands, newRecordOnchainCmd)
+}
+
+// newRecordOnchainCmd builds `mdq record onchain`: follow a node's head, writing only
+// blocks Confirmations deep, rewinding after a reorganisation, resuming from the
+// checkpoint in the lake.
+func newRecordOnchainCmd(cfg *Config) *cobra.Command {
+	var (
+		chain, rpc, clock string
+		conf              uint64
+		every             time.Duration
+		from              int64
+		maxBlocks         uint64
+		once              bool
+	)
+	cmd := &cobra.Command{
+		Use:   "onchain",
+		Short: "Follow an EVM node's head into the lake (confirmed blocks only; reorganisations rewound)",
+		Long: `Follow a JSON-RPC node: every --every, write the ERC-20 transfers of blocks at least
+--confirmations deep, check the hash of the last block written against the node and,
+when a reorganisation replaced it, remove the transfers above the newest block both
+agree on and rewrite them (the log says so). The checkpoint lives in the lake
+(.ingest/onchain-<chain>.json); a restart resumes from it. RPC errors and rate limits
+are retried with backoff; the checkpoint never passes a range that failed.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !onchain.ValidChain(chain) {
+				return fmt.Errorf("--chain %q not supported (use ethereum, bsc, or base)", chain)
+			}
+			if rpc == "" {
+				return errors.New("--rpc is required")
+			}
+			if every <= 0 {
+				return errors.New("--every must be positive")
+			}
+			now, err := clockFunc(clock)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			f := &onchain.Follower{Root: cfg.Data, Chain: chain, Client: onchain.NewClient(rpc), Confirmations: conf,
+				Start: from, MaxBlocks: maxBlocks, Log: cmd.ErrOrStderr(), Now: now,
+				After: func(ctx context.Context) error { return afterIngest(ctx, cfg.Data, now, out) }}
+			if once {
+				for {
+					res, err := f.Step(cmd.Context())
+					if err != nil {
+						return err
+					}
+					if res.CaughtUp {
+						fmt.Fprintf(out, "onchain %s: caught up at head %d (%d confirmations); rpc: %d requests, %d calls\n",
+							chain, res.Head, conf, f.Client.Requests(), f.Client.Calls())
+						return nil
+					}
+				}
+			}
+			return f.Run(cmd.Context(), every)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&chain, "chain", "ethereum", "chain: ethereum, bsc or base")
+	fl.StringVar(&rpc, "rpc", "", "JSON-RPC endpoint of an EVM node")
+	fl.Uint64Var(&conf, "confirmations", 12, "write only blocks at least this deep")
+	fl.DurationVar(&every, "every", 12*time.Second, "poll interval once caught up")
+	fl.Int64Var(&from, "from-block", -1, "first block when there is no checkpoint (default: the current confirmed head)")
+	fl.Uint64Var(&maxBlocks, "max-blocks", 2000, "blocks per step at most")
+	fl.BoolVar(&once, "once", false, "catch up to the confirmed head, then exit")
+	fl.StringVar(&clock, "clock", "", "publish derived tables for this RFC3339 time instead of now")
+	return cmd
 }
