@@ -163,7 +163,7 @@ func TestIngestOnchainRPCRoundTripFromDemoLake(t *testing.T) {
 		") WHERE token_address <> '" + zeroAddr + "' GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1").Scan(&wallet); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.QueryRow("SELECT from_address FROM read_parquet(" + lake.QuoteString(filepath.Join(demo, "onchain/transfers/chain=ethereum/*/transfers.parquet")) +
+	if err := db.QueryRow("SELECT from_address FROM read_parquet("+lake.QuoteString(filepath.Join(demo, "onchain/transfers/chain=ethereum/*/transfers.parquet"))+
 		") WHERE to_address = ? GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1", wallet).Scan(&wallet2); err != nil {
 		t.Fatal(err)
 	}
