@@ -467,3 +467,110 @@ func TestETLMissingBlockTimestampNamesRange(t *testing.T) {
 		t.Fatalf("error %v", err)
 	}
 }
+
+// TestETLNativeTransactions: transactions.csv values become native-coin transfers (the
+// zero token address, log_index -1, 18 decimals, priced like any token), with their
+// block timestamps; failed and zero-value transactions are no transfer; a contract
+// creation pays the created contract.
+func TestETLNativeTransactions(t *testing.T) {
+	d := t.TempDir()
+	writeFile(t, filepath.Join(d, "transactions.csv"), `hash,nonce,block_hash,block_number,transaction_index,from_address,to_address,value,gas,gas_price,input,block_timestamp,receipt_status,receipt_contract_address
+0x00000000000000000000000000000000000000000000000000000000000000f1,0,0x01,500,0,0x1111111111111111111111111111111111111111,0x2222222222222222222222222222222222222222,2500000000000000000,21000,1,0x,1700000000,1,
+0x00000000000000000000000000000000000000000000000000000000000000f2,1,0x01,500,1,0x1111111111111111111111111111111111111111,0x2222222222222222222222222222222222222222,0,21000,1,0x,1700000000,1,
+0x00000000000000000000000000000000000000000000000000000000000000f3,2,0x01,500,2,0x1111111111111111111111111111111111111111,0x2222222222222222222222222222222222222222,5,21000,1,0x,1700000000,0,
+0x00000000000000000000000000000000000000000000000000000000000000f4,3,0x02,501,0,0x1111111111111111111111111111111111111111,,7,21000,1,0x60,1700000012,1,0x4444444444444444444444444444444444444444
+`)
+	prices := writeFile(t, filepath.Join(d, "prices.json"), `[
+  {"chain": "ethereum", "token_address": "`+ZeroAddress+`", "hour": "2023-11-14T22:00:00Z", "price_usd": 2000}
+]`)
+	root := t.TempDir()
+	sum, err := ingestETL(t, root, "ethereum", Options{}, []string{prices}, filepath.Join(d, "transactions.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := readTransfers(t, root, "ethereum")
+	if len(rows) != 2 || sum.Written != 2 {
+		t.Fatalf("rows %+v", rows)
+	}
+	r := rows[0]
+	if r.Token != ZeroAddress || r.LogIndex != -1 || r.Raw != "2500000000000000000" || r.Amount != 2.5 || !r.USD.Valid || r.USD.Float64 != 5000 {
+		t.Errorf("native transfer %+v", r)
+	}
+	if rows[1].To != "0x4444444444444444444444444444444444444444" || rows[1].Raw != "7" {
+		t.Errorf("contract creation %+v", rows[1])
+	}
+	if tok := readTokens(t, root)[ZeroAddress]; tok.Symbol != "ETH" || tok.Decimals != 18 {
+		t.Errorf("native token row %+v", tok)
+	}
+}
+
+// TestSmallFiles: prices (CSV, JSON array, JSON lines), label sources, labels and ENS
+// names load with their columns checked; labels merge by (address, source) and an
+// older observation never replaces a newer one; a bad row is FILE:LINE.
+func TestSmallFiles(t *testing.T) {
+	d := t.TempDir()
+	root := t.TempDir()
+	load := func(fn func(*Loader, string, Options) error, path string) (ingest.Summary, error) {
+		t.Helper()
+		l, err := NewLoader(context.Background(), root, "ethereum")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		if err := fn(l, path, Options{}); err != nil {
+			return l.Sum, err
+		}
+		return l.Sum, l.Commit(context.Background(), time.Now())
+	}
+	a1 := "0x1111111111111111111111111111111111111111"
+	for _, tc := range []struct {
+		name, file, content string
+		fn                  func(*Loader, string, Options) error
+		err                 string
+	}{
+		{"prices csv", "p.csv", "chain,token_address,hour,price_usd\nbsc,0xAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA,2026-01-01 10:30:00,1.5\n", LoadPrices, ""},
+		{"prices json lines", "p.jsonl", `{"chain":"base","token_address":"0xaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa","hour":1767261600,"price_usd":"2.5"}` + "\n", LoadPrices, ""},
+		{"prices bad chain", "p2.csv", "chain,token_address,hour,price_usd\nsolana,0xaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa,2026-01-01T00:00:00Z,1\n", LoadPrices, "p2.csv:2: chain \"solana\" not supported"},
+		{"prices bad json", "p3.json", "[\n{\"chain\":\"ethereum\",\"token_address\":\"0xaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\",\"hour\":\"2026-01-01T00:00:00Z\",\"price_usd\":-1}\n]", LoadPrices, "p3.json:2: bad price_usd"},
+		{"sources", "s.csv", "source,name,kind,priority,url\nmanual,Manual,manual,1,https://example.org\n", LoadLabelSources, ""},
+		{"labels", "l.csv", "address,entity,wallet_type,confidence,risk_flag,source,observed_at\n" + a1 + ",Old Name,cex,high,,manual,2026-02-01T00:00:00Z\n", LoadLabels, ""},
+		{"labels newer", "l2.csv", "address,entity,wallet_type,confidence,risk_flag,source,observed_at\n" + a1 + ",New Name,cex,high,,manual,2026-03-01T00:00:00Z\n", LoadLabels, ""},
+		{"labels older ignored", "l3.csv", "address,entity,wallet_type,confidence,risk_flag,source,observed_at\n" + a1 + ",Stale Name,cex,high,,manual,2026-01-01T00:00:00Z\n", LoadLabels, ""},
+		{"labels bad type", "l4.csv", "address,entity,wallet_type,confidence,risk_flag,source,observed_at\n" + a1 + ",X,casino,high,,manual,2026-01-01T00:00:00Z\n", LoadLabels, "l4.csv:2: wallet_type \"casino\""},
+		{"labels missing column", "l5.csv", "address,entity\n" + a1 + ",X\n", LoadLabels, "l5.csv:1: header lacks column wallet_type"},
+		{"ens", "e.csv", "address,name,is_primary,registered_at\n" + a1 + ",Alice.eth,true,2024-01-01T00:00:00Z\n", LoadENS, ""},
+		{"ens bad", "e2.csv", "address,name,is_primary,registered_at\n" + a1 + ",alice.eth,maybe,2024-01-01T00:00:00Z\n", LoadENS, "e2.csv:2: bad is_primary"},
+	} {
+		p := writeFile(t, filepath.Join(d, tc.file), tc.content)
+		_, err := load(tc.fn, p)
+		if (tc.err == "" && err != nil) || (tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err))) {
+			t.Errorf("%s: error %v, want %q", tc.name, err, tc.err)
+		}
+	}
+	db, _ := sql.Open("duckdb", "")
+	defer db.Close()
+	var s string
+	q := func(query string) string {
+		t.Helper()
+		if err := db.QueryRow(query).Scan(&s); err != nil {
+			t.Fatalf("%s: %v", query, err)
+		}
+		return s
+	}
+	f := func(rel string) string { return lake.QuoteString(filepath.Join(root, rel)) }
+	if got := q("SELECT string_agg(entity, ',') FROM read_parquet(" + f("onchain/labels/labels.parquet") + ")"); got != "New Name" {
+		t.Errorf("labels: %q", got)
+	}
+	if got := q("SELECT string_agg(hour::VARCHAR || ' ' || price_usd, ',') FROM read_parquet(" + f("onchain/prices/chain=bsc/prices.parquet") + ")"); got != "2026-01-01 10:00:00 1.5" {
+		t.Errorf("bsc prices: %q", got)
+	}
+	if got := q("SELECT string_agg(hour::VARCHAR || ' ' || price_usd, ',') FROM read_parquet(" + f("onchain/prices/chain=base/prices.parquet") + ")"); got != "2026-01-01 10:00:00 2.5" {
+		t.Errorf("base prices: %q", got)
+	}
+	if got := q("SELECT string_agg(name || ' ' || is_primary, ',') FROM read_parquet(" + f("onchain/ens/ens.parquet") + ")"); got != "alice.eth true" {
+		t.Errorf("ens: %q", got)
+	}
+	if got := q("SELECT string_agg(source || ' ' || priority || ' ' || url, ',') FROM read_parquet(" + f("onchain/label_sources/label_sources.parquet") + ")"); got != "manual 1 https://example.org" {
+		t.Errorf("sources: %q", got)
+	}
+}
