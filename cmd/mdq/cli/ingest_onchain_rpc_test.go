@@ -231,3 +231,54 @@ func TestIngestOnchainRPCRoundTripFromDemoLake(t *testing.T) {
 		t.Fatalf("checked %v", checked)
 	}
 }
+
+// TestRecordOnchainOnceAndFlags: `mdq record onchain --once` catches up to the
+// confirmed head of a loopback node and publishes the derived tables; a second run
+// resumes from the checkpoint and writes nothing; bad flag combinations are refused
+// with the reason and change nothing.
+func TestRecordOnchainOnceAndFlags(t *testing.T) {
+	start := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC).Unix()
+	node := evmnode.New(1060, func(n uint64) int64 { return start + (int64(n)-1000)*12 })
+	tok := "0x00000000000000000000000000000000000000c1"
+	node.Tokens[tok] = evmnode.Token{Decimals: 6, Symbol: "USDC", Name: "USD Coin"}
+	for b := uint64(1000); b <= 1060; b++ {
+		node.AddLogs(b, evmnode.Transfer(tok, fmt.Sprintf("0x%040x", b%4+1), fmt.Sprintf("0x%040x", b%5+10), "1000000", fmt.Sprintf("0x%064x", b), 0))
+	}
+	url := node.Start(t)
+	dir := filepath.Join(t.TempDir(), "lake")
+	args := []string{"record", "onchain", "--data", dir, "--chain", "ethereum", "--rpc", url, "--confirmations", "10",
+		"--from-block", "1000", "--once", "--max-blocks", "20", "--clock", "2026-03-01T01:00:00Z"}
+	code, out, errs := run(t, args...)
+	if code != 0 || !strings.Contains(out, "caught up at head 1060 (10 confirmations)") || !strings.Contains(out, "onchain legs:") {
+		t.Fatalf("record: %d\n%s\n%s", code, out, errs)
+	}
+	db, _ := sql.Open("duckdb", "")
+	defer db.Close()
+	var n, maxBlock int64
+	if err := db.QueryRow("SELECT count(*), max(block_number) FROM read_parquet(" + lake.QuoteString(filepath.Join(dir, "onchain/transfers/chain=ethereum/*/transfers.parquet")) + ")").Scan(&n, &maxBlock); err != nil {
+		t.Fatal(err)
+	}
+	if n != 51 || maxBlock != 1050 {
+		t.Fatalf("%d transfers up to block %d, want 51 up to 1050", n, maxBlock)
+	}
+	code, out, errs = run(t, args...)
+	if code != 0 || !strings.Contains(out, "caught up at head 1060") || strings.Contains(errs, "written") {
+		t.Fatalf("second record: %d\n%s\n%s", code, out, errs)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"ingest", "onchain", "--data", dir, "--chain", "solana", "--prices", "x"}, `--chain "solana" not supported`},
+		{[]string{"ingest", "onchain", "--data", dir}, "nothing to ingest"},
+		{[]string{"ingest", "onchain", "--data", dir, "--rpc", url}, "--rpc needs --from-block and --to-block"},
+		{[]string{"ingest", "onchain", "--data", dir, "--from-block", "5", "--to-block", "9"}, "--from-block and --to-block go together, with --rpc"},
+		{[]string{"ingest", "onchain", "--data", dir, "--rpc", url, "--from-block", "9", "--to-block", "5"}, "must not be below"},
+		{[]string{"record", "onchain", "--data", dir}, "--rpc is required"},
+	} {
+		code, out, errs := run(t, tc.args...)
+		if code == 0 || !strings.Contains(out+errs, tc.want) {
+			t.Errorf("%v: %d %s %s, want %q", tc.args, code, out, errs, tc.want)
+		}
+	}
+}
