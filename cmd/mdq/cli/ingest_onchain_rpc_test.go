@@ -255,7 +255,7 @@ func TestRecordOnchainOnceAndFlags(t *testing.T) {
 	db, _ := sql.Open("duckdb", "")
 	defer db.Close()
 	var n, maxBlock int64
-	if err := db.QueryRow("SELECT count(*), max(block_number) FROM read_parquet(" + lake.QuoteString(filepath.Join(dir, "onchain/transfers/chain=ethereum/*/transfers.parquet")) + ")").Scan(&n, &maxBlock); err != nil {
+	if err := db.QueryRow("SELECT count(*), max(block_number) FROM read_parquet("+lake.QuoteString(filepath.Join(dir, "onchain/transfers/chain=ethereum/*/transfers.parquet"))+")").Scan(&n, &maxBlock); err != nil {
 		t.Fatal(err)
 	}
 	if n != 51 || maxBlock != 1050 {
