@@ -25,6 +25,7 @@ const (
 	KindBlocks       = "blocks"
 	KindTokens       = "tokens"
 	KindTransactions = "transactions"
+	KindTraces       = "traces"
 )
 
 // ETLFile is one Ethereum-ETL export file and what it holds.
@@ -48,6 +49,8 @@ func kindOf(cols map[string]int) string {
 		return KindTransfers
 	case has("hash", "from_address", "to_address", "value", "block_number", "block_timestamp"):
 		return KindTransactions
+	case has("transaction_hash", "from_address", "to_address", "value", "trace_type", "block_number"):
+		return KindTraces
 	case has("number", "timestamp"):
 		return KindBlocks
 	case has("address", "decimals"):
@@ -207,7 +210,9 @@ func csvFile(path string, opt Options, sum *ingest.Summary, fn func(line int, co
 // log_index -1; they also carry block timestamps), then token transfers, which need
 // both. Nothing reaches the lake until l.Commit.
 func LoadETL(ctx context.Context, l *Loader, files []ETLFile, opt Options) error {
-	order := []string{KindTokens, KindBlocks, KindTransactions, KindTransfers}
+	order := []string{KindTokens, KindBlocks, KindTransactions, KindTraces, KindTransfers}
+	// Value-moving traces are numbered per transaction in file order (see etlTrace).
+	traceSeq := map[string]int32{}
 	for _, kind := range order {
 		for _, f := range files {
 			if f.Kind != kind {
@@ -224,6 +229,8 @@ func LoadETL(ctx context.Context, l *Loader, files []ETLFile, opt Options) error
 				err = csvFile(f.Path, opt, &l.Sum, func(_ int, col func(string) string) error { return etlBlock(l, col) })
 			case KindTransactions:
 				err = csvFile(f.Path, opt, &l.Sum, func(_ int, col func(string) string) error { return etlTransaction(ctx, l, col) })
+			case KindTraces:
+				err = csvFile(f.Path, opt, &l.Sum, func(_ int, col func(string) string) error { return etlTrace(ctx, l, col, traceSeq) })
 			case KindTransfers:
 				err = csvFile(f.Path, opt, &l.Sum, func(_ int, col func(string) string) error { return etlTransfer(ctx, l, col) })
 			}
@@ -353,5 +360,44 @@ func etlTransaction(ctx context.Context, l *Loader, col func(string) string) err
 	if tr.To, err = Address(to); err != nil {
 		return fmt.Errorf("to_address: %w", err)
 	}
+	return l.Transfer(ctx, tr)
+}
+
+// etlTrace stages a trace's native value. Only successful call and create traces that
+// move value count (a delegatecall or staticcall moves none; block rewards have no
+// transaction and are skipped, counted). The k-th value-moving trace of a transaction
+// in file order (Ethereum-ETL writes them in trace_address order, the top-level call
+// first) gets log_index -1-k: the top-level call is -1, the same key as the
+// transaction's own value from transactions.csv, so giving both files stores it once.
+func etlTrace(ctx context.Context, l *Loader, col func(string) string, seq map[string]int32) error {
+	v, err := ParseValue(col("value"))
+	if err != nil {
+		return err
+	}
+	typ, call := col("trace_type"), col("call_type")
+	if typ == "reward" || col("transaction_hash") == "" {
+		l.Sum.Skip("trace without a transaction (reward)")
+		return nil
+	}
+	if v.IsZero() || col("status") == "0" || (typ != "call" && typ != "create") ||
+		call == "delegatecall" || call == "staticcall" || call == "callcode" {
+		return nil
+	}
+	tr := Transfer{Token: ZeroAddress, Value: v}
+	if tr.TxHash, err = TxHash(col("transaction_hash")); err != nil {
+		return err
+	}
+	if tr.Block, err = strconv.ParseUint(col("block_number"), 10, 64); err != nil {
+		return fmt.Errorf("bad block_number %q", col("block_number"))
+	}
+	if tr.From, err = Address(col("from_address")); err != nil {
+		return fmt.Errorf("from_address: %w", err)
+	}
+	if tr.To, err = Address(col("to_address")); err != nil {
+		return fmt.Errorf("to_address: %w", err)
+	}
+	k := seq[tr.TxHash]
+	seq[tr.TxHash] = k + 1
+	tr.LogIndex = -1 - k
 	return l.Transfer(ctx, tr)
 }

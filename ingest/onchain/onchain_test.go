@@ -574,3 +574,35 @@ func TestSmallFiles(t *testing.T) {
 		t.Errorf("sources: %q", got)
 	}
 }
+
+// TestETLTraces: traces.csv value transfers are native transfers numbered -1, -2, ...
+// per transaction; the top-level call and the transaction's own value (transactions.csv)
+// are one row; delegatecalls, failed traces and zero values move nothing; rewards are
+// skipped and counted.
+func TestETLTraces(t *testing.T) {
+	d := t.TempDir()
+	txA := "0x00000000000000000000000000000000000000000000000000000000000000aa"
+	a, b, c := "0x1111111111111111111111111111111111111111", "0x2222222222222222222222222222222222222222", "0x3333333333333333333333333333333333333333"
+	writeFile(t, filepath.Join(d, "traces.csv"), "block_number,transaction_hash,transaction_index,from_address,to_address,value,input,output,trace_type,call_type,reward_type,gas,gas_used,subtraces,trace_address,error,status,trace_id\n"+
+		"700,"+txA+",0,"+a+","+b+",5,0x,0x,call,call,,1,1,2,,,1,t1\n"+
+		"700,"+txA+",0,"+b+","+c+",3,0x,0x,call,call,,1,1,0,0,,1,t2\n"+
+		"700,"+txA+",0,"+b+","+c+",9,0x,0x,call,delegatecall,,1,1,0,1,,1,t3\n"+
+		"700,"+txA+",0,"+b+","+c+",4,0x,0x,call,call,,1,1,0,2,reverted,0,t4\n"+
+		"700,,,,"+c+",2000000000000000000,,,reward,,block,,,0,,,1,t5\n")
+	writeFile(t, filepath.Join(d, "transactions.csv"), "hash,nonce,block_hash,block_number,transaction_index,from_address,to_address,value,gas,gas_price,input,block_timestamp,receipt_status\n"+
+		txA+",0,0x01,700,0,"+a+","+b+",5,1,1,0x,1700000000,1\n")
+	root := t.TempDir()
+	sum, err := ingestETL(t, root, "ethereum", Options{}, nil, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := readTransfers(t, root, "ethereum")
+	got := []string{}
+	for _, r := range rows {
+		got = append(got, fmt.Sprintf("%d %s>%s %s", r.LogIndex, r.From[:4], r.To[:4], r.Raw))
+	}
+	want := []string{"-2 0x22>0x33 3", "-1 0x11>0x22 5"}
+	if fmt.Sprint(got) != fmt.Sprint(want) || sum.Written != 2 || sum.Skipped["trace without a transaction (reward)"] != 1 {
+		t.Fatalf("rows %v (want %v); %s", got, want, sum.String())
+	}
+}
