@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"mdq/lake"
@@ -26,13 +27,18 @@ type BalanceStats struct {
 // math/big), divided by the token's decimals. The balances are those accumulated from
 // the first ingested block: a pair whose sum is negative (the address held tokens
 // before that block) is left out and counted, as is every zero balance and the zero
-// address (mints and burns). as_of is the newest transfer's block time. The chain's
+// address (mints and burns). Opening balances given for the starting block
+// (LoadOpening) are added first. as_of is the newest transfer's block time. The chain's
 // balances file is replaced whole, atomically.
 func PublishBalances(ctx context.Context, root, chain string) (BalanceStats, error) {
 	var st BalanceStats
 	glob := filepath.Join(root, "onchain", "transfers", "chain="+chain, "date=*", lake.OnchainTransfers.File)
 	if m, _ := filepath.Glob(glob); len(m) == 0 {
 		return st, nil
+	}
+	opening, err := readOpening(root, chain)
+	if err != nil {
+		return st, err
 	}
 	db, err := sql.Open("duckdb", "")
 	if err != nil {
@@ -107,6 +113,17 @@ FROM legs WHERE address <> ? GROUP BY ALL`
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return st, err
+	}
+	for k, v := range opening {
+		a, t, _ := strings.Cut(k, ",")
+		if a == ZeroAddress {
+			continue
+		}
+		if b := bal[key{a, t}]; b != nil {
+			b.Add(b, v)
+		} else {
+			bal[key{a, t}] = new(big.Int).Set(v)
+		}
 	}
 	keys := make([]key, 0, len(bal))
 	for k, v := range bal {

@@ -26,6 +26,7 @@ type onchainIngestFlags struct {
 	labels     []string
 	sources    []string
 	ens        []string
+	balances   string
 	skipBad    bool
 	clock      string
 	rangeStart uint64
@@ -50,6 +51,9 @@ func newIngestOnchainCmd(cfg *Config) *cobra.Command {
   --prices FILE       hourly USD prices (chain,token_address,hour,price_usd; CSV or JSON)
   --labels FILE       onchain_labels rows (CSV, the table's columns)
   --label-sources FILE, --ens FILE   the same for onchain_label_sources and onchain_ens
+  --balances FILE     opening balances at the first ingested block (address,
+                      token_address, balance_raw); balances are otherwise computed
+                      from the ingested transfers alone
 
 A malformed row is reported as FILE:LINE: reason and nothing is written, unless
 --skip-bad (the row is then reported, counted and passed over).`,
@@ -68,6 +72,7 @@ A malformed row is reported as FILE:LINE: reason and nothing is written, unless
 	fl.StringSliceVar(&f.labels, "labels", nil, "label files (repeatable)")
 	fl.StringSliceVar(&f.sources, "label-sources", nil, "label source files (repeatable)")
 	fl.StringSliceVar(&f.ens, "ens", nil, "ENS files (repeatable)")
+	fl.StringVar(&f.balances, "balances", "", "balances snapshot for the starting block (address,token_address,balance_raw), added to the transfers' balances")
 	fl.BoolVar(&f.skipBad, "skip-bad", false, "pass over malformed rows (reported and counted) instead of failing")
 	fl.StringVar(&f.clock, "clock", "", "publish derived tables for this RFC3339 time instead of now")
 	return cmd
@@ -84,8 +89,8 @@ func runIngestOnchain(ctx context.Context, cfg *Config, f onchainIngestFlags, ou
 	if f.rpc != "" && !rangeGiven && len(f.etl) == 0 {
 		return errors.New("--rpc needs --from-block and --to-block (or --etl, for token metadata)")
 	}
-	if len(f.etl) == 0 && !rangeGiven && len(f.prices)+len(f.labels)+len(f.sources)+len(f.ens) == 0 {
-		return errors.New("nothing to ingest: give --etl, --rpc with a block range, --prices, --labels, --label-sources or --ens")
+	if len(f.etl) == 0 && !rangeGiven && len(f.prices)+len(f.labels)+len(f.sources)+len(f.ens) == 0 && f.balances == "" {
+		return errors.New("nothing to ingest: give --etl, --rpc with a block range, --prices, --labels, --label-sources, --ens or --balances")
 	}
 	clock, err := clockFunc(f.clock)
 	if err != nil {
@@ -132,6 +137,13 @@ func runIngestOnchain(ctx context.Context, cfg *Config, f onchainIngestFlags, ou
 			return err
 		}
 	}
+	opening := int64(0)
+	if f.balances != "" {
+		if opening, err = onchain.LoadOpening(cfg.Data, f.chain, f.balances, opt); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "onchain %s opening balances: %d rows\n", f.chain, opening)
+	}
 	if len(files) > 0 {
 		prog := newProgress(errw, "onchain etl")
 		prog.Start(len(files))
@@ -159,10 +171,10 @@ func runIngestOnchain(ctx context.Context, cfg *Config, f onchainIngestFlags, ou
 	if client != nil {
 		fmt.Fprintf(out, "rpc: %d requests, %d calls\n", client.Requests(), client.Calls())
 	}
-	if len(l.Sum.Partitions) == 0 {
+	if len(l.Sum.Partitions) == 0 && opening == 0 {
 		return nil
 	}
-	if l.Transfers() > 0 {
+	if l.Transfers() > 0 || opening > 0 {
 		bs, err := onchain.PublishBalances(ctx, cfg.Data, f.chain)
 		if err != nil {
 			return err

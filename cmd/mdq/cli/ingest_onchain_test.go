@@ -32,6 +32,7 @@ type ocFixture struct {
 	prices   map[string]map[int64]float64 // token → hour → price
 	rows     []ocFixRow
 	labelled string
+	opening  map[[2]string]*big.Int
 }
 
 type ocTok struct {
@@ -106,6 +107,17 @@ func buildOnchainFixture(t *testing.T) *ocFixture {
 		fmt.Fprintf(&tokens, "%s,%s,%s token,%d,0,1\n", tk.addr, tk.symbol, tk.symbol, tk.dec)
 	}
 	f.labelled = f.wallets[0]
+	// Opening balances: wallets 0-2 hold 10^13 raw units of every token at the start,
+	// so their computed balances stay positive; the others may go negative (left out).
+	var opening strings.Builder
+	opening.WriteString("address,token_address,balance_raw\n")
+	f.opening = map[[2]string]*big.Int{}
+	for _, w := range f.wallets[:3] {
+		for _, tk := range f.tokens {
+			fmt.Fprintf(&opening, "%s,%s,10000000000000\n", w, tk.addr)
+			f.opening[[2]string{w, tk.addr}] = big.NewInt(1e13)
+		}
+	}
 	files := map[string]string{
 		"etl/token_transfers.csv": tr.String(),
 		"etl/blocks.csv":          blocks.String(),
@@ -114,6 +126,7 @@ func buildOnchainFixture(t *testing.T) *ocFixture {
 		"label_sources.csv":       "source,name,kind,priority,url\nmanual,Manual review,manual,1,\n",
 		"labels.csv":              "address,entity,wallet_type,confidence,risk_flag,source,observed_at\n" + f.labelled + ",Example Exchange,cex,high,,manual,2026-01-01T00:00:00Z\n",
 		"ens.csv":                 "address,name,is_primary,registered_at\n" + f.wallets[1] + ",alice.eth,true,2024-05-01T00:00:00Z\n",
+		"opening.csv":             opening.String(),
 	}
 	for name, content := range files {
 		p := filepath.Join(f.dir, name)
@@ -155,7 +168,7 @@ func TestIngestOnchainETLServesRoutes(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "lake")
 	args := []string{"ingest", "onchain", "--data", dir, "--chain", "ethereum", "--etl", f.path("etl"),
 		"--prices", f.path("prices.csv"), "--label-sources", f.path("label_sources.csv"), "--labels", f.path("labels.csv"),
-		"--ens", f.path("ens.csv"), "--clock", f.now.Format(time.RFC3339)}
+		"--ens", f.path("ens.csv"), "--balances", f.path("opening.csv"), "--clock", f.now.Format(time.RFC3339)}
 	code, out, errs := run(t, args...)
 	if code != 0 {
 		t.Fatalf("ingest: %d\n%s\n%s", code, out, errs)
@@ -222,6 +235,46 @@ func TestIngestOnchainETLServesRoutes(t *testing.T) {
 		getJSON(t, srv.URL+"/v1/onchain/wallets/"+w, &sum)
 		if sum.All.TxCount != int64(len(mine)) || math.Abs(sum.All.TotalInflow-cents(in)) > 0.011 || math.Abs(sum.All.TotalOutflow-cents(outUSD)) > 0.011 {
 			t.Fatalf("%s summary %+v, oracle tx %d in %.2f out %.2f", w, sum.All, len(mine), in, outUSD)
+		}
+	}
+
+	// Balances: opening plus received minus sent, positive ones only, whole tokens.
+	bal := map[[2]string]*big.Int{}
+	for k, v := range f.opening {
+		bal[k] = new(big.Int).Set(v)
+	}
+	for _, r := range f.rows {
+		for _, side := range []struct {
+			w    string
+			sign int64
+		}{{r.to, 1}, {r.from, -1}} {
+			k := [2]string{side.w, r.token}
+			if bal[k] == nil {
+				bal[k] = new(big.Int)
+			}
+			bal[k].Add(bal[k], new(big.Int).Mul(r.raw, big.NewInt(side.sign)))
+		}
+	}
+	decOf := map[string]int{}
+	for _, tk := range f.tokens {
+		decOf[tk.addr] = tk.dec
+	}
+	for _, w := range f.wallets {
+		want := map[string]float64{}
+		for k, v := range bal {
+			if k[0] == w && v.Sign() > 0 {
+				want[k[1]], _ = new(big.Rat).SetFrac(v, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(decOf[k[1]])), nil)).Float64()
+			}
+		}
+		var got []query.Balance
+		getJSON(t, srv.URL+"/v1/onchain/wallets/"+w+"/balances?min_usd=0", &got)
+		if len(got) != len(want) {
+			t.Fatalf("%s balances %+v, oracle %v", w, got, want)
+		}
+		for _, g := range got {
+			if wb, ok := want[g.TokenAddress]; !ok || math.Abs(g.Balance-wb) > 1e-9*math.Max(1, wb) {
+				t.Fatalf("%s balance %+v, oracle %v", w, g, want)
+			}
 		}
 	}
 
