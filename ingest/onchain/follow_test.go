@@ -121,8 +121,15 @@ func lakeBalances(t *testing.T, root string) map[string]string {
 // rewritten; a restarted follower resumes from its checkpoint; the lake's transfers
 // and balances equal the node's confirmed chain at every step.
 func TestFollowerConfirmationsAndReorgs(t *testing.T) {
+	for _, logTimes := range []bool{false, true} {
+		t.Run(fmt.Sprintf("blockTimestamp in logs %v", logTimes), func(t *testing.T) { followerReorgs(t, logTimes) })
+	}
+}
+
+func followerReorgs(t *testing.T, logTimes bool) {
 	const conf = 3
 	node := evmnode.New(1100, linearTime)
+	node.LogTimestamps = logTimes
 	node.Tokens[followToken] = evmnode.Token{Decimals: 6, Symbol: "USDC", Name: "USD Coin"}
 	model := chainModel{}
 	for b := uint64(1000); b <= 1100; b++ {
@@ -204,5 +211,43 @@ func TestFollowerConfirmationsAndReorgs(t *testing.T) {
 	check("deep reorg", 1112-conf)
 	if !strings.Contains(logBuf.String(), "reorganisation: block 1107's hash changed; rewound to block") {
 		t.Fatalf("log does not report the rewind:\n%s", logBuf.String())
+	}
+}
+
+// BenchmarkFollowerCalls: the JSON-RPC requests and calls the follower makes per 1,000
+// blocks (5 transfers a block) catching up in steps of 2,000 blocks, with nodes that
+// give logs without and with blockTimestamp.
+func BenchmarkFollowerCalls(b *testing.B) {
+	for _, logTimes := range []bool{false, true} {
+		b.Run(fmt.Sprintf("logTimestamps=%v", logTimes), func(b *testing.B) {
+			const blocks = 4000
+			node := evmnode.New(1000+blocks+12, linearTime)
+			node.LogTimestamps = logTimes
+			node.Tokens[followToken] = evmnode.Token{Decimals: 6, Symbol: "USDC", Name: "USD Coin"}
+			for blk := uint64(1000); blk < 1000+blocks; blk++ {
+				for i := 0; i < 5; i++ {
+					node.AddLogs(blk, evmnode.Transfer(followToken, hexAddr('a', i+1), hexAddr('b', int(blk%50)), "1000", fmt.Sprintf("0x%060x%04x", blk, i), uint64(i)))
+				}
+			}
+			url := node.Start(b)
+			var reqs, calls int64
+			for i := 0; i < b.N; i++ {
+				c := NewClient(url)
+				f := &Follower{Root: b.TempDir(), Chain: "ethereum", Client: c, Confirmations: 12, Start: 1000, MaxBlocks: 2000}
+				for {
+					res, err := f.Step(context.Background())
+					if err != nil {
+						b.Fatal(err)
+					}
+					if res.CaughtUp {
+						break
+					}
+				}
+				reqs += c.Requests()
+				calls += c.Calls()
+			}
+			b.ReportMetric(float64(reqs)/float64(b.N)/blocks*1000, "requests/1000blocks")
+			b.ReportMetric(float64(calls)/float64(b.N)/blocks*1000, "calls/1000blocks")
+		})
 	}
 }

@@ -109,9 +109,18 @@ func stageLogs(ctx context.Context, l *Loader, c *Client, logs []Log, headers ma
 		}
 		trs = append(trs, tr)
 		hashes = append(hashes, lg.BlockHash)
-		if _, ok := headers[tr.Block]; !ok {
-			need[tr.Block] = true
+		if _, ok := headers[tr.Block]; ok {
+			continue
 		}
+		if ts, err := hexUint(lg.BlockTimestamp); err == nil && lg.BlockHash != "" && !need[tr.Block] {
+			// The log carries its block's time: no header call. Its hash still anchors
+			// the follower's reorg check, and the other logs of the block must agree.
+			h, _ := TxHash(lg.BlockHash)
+			headers[tr.Block] = Header{Number: tr.Block, Hash: h, Time: int64(ts)}
+			l.SetBlockTime(tr.Block, int64(ts))
+			continue
+		}
+		need[tr.Block] = true
 	}
 	if len(need) > 0 {
 		blocks := make([]uint64, 0, len(need))

@@ -395,6 +395,9 @@ type Log struct {
 	TransactionHash string   `json:"transactionHash"`
 	LogIndex        string   `json:"logIndex"`
 	Removed         bool     `json:"removed"`
+	// BlockTimestamp is given by newer nodes (Erigon, Reth, recent Geth); when every
+	// log of a block has it, the block's header is not fetched.
+	BlockTimestamp string `json:"blockTimestamp,omitempty"`
 }
 
 // Log kinds that are not stored, counted in the summary.

@@ -91,6 +91,8 @@ type Node struct {
 	Delay      time.Duration
 	// Throttle answers the next requests HTTP 429 (one per request).
 	Throttle int
+	// LogTimestamps adds blockTimestamp to logs, as Erigon, Reth and recent Geth do.
+	LogTimestamps bool
 
 	mu     sync.Mutex
 	head   uint64
@@ -326,9 +328,13 @@ func (n *Node) answer(q req) resp {
 				if len(l.Topics) == 0 || l.Topics[0] != TransferTopic {
 					continue
 				}
-				logs = append(logs, map[string]any{"address": l.Address, "topics": l.Topics, "data": l.Data,
+				m := map[string]any{"address": l.Address, "topics": l.Topics, "data": l.Data,
 					"blockNumber": hexQ(b), "blockHash": n.hash(b), "transactionHash": l.TxHash, "logIndex": hexQ(l.Index),
-					"transactionIndex": "0x0", "removed": false})
+					"transactionIndex": "0x0", "removed": false}
+				if n.LogTimestamps {
+					m["blockTimestamp"] = hexQ(uint64(n.TimeOf(b)))
+				}
+				logs = append(logs, m)
 			}
 		}
 		if n.MaxResults > 0 && len(logs) > n.MaxResults {
