@@ -294,6 +294,14 @@ func etlTransfer(ctx context.Context, l *Loader, col func(string) string) error 
 	if err != nil {
 		return err
 	}
+	// Exports from the public BigQuery dataset carry the block time on each row.
+	if s := col("block_timestamp"); s != "" {
+		ts, err := parseTimestamp(s)
+		if err != nil {
+			return fmt.Errorf("block_timestamp: %w", err)
+		}
+		l.SetBlockTime(tr.Block, ts)
+	}
 	return l.Transfer(ctx, tr)
 }
 

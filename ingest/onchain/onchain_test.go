@@ -606,3 +606,20 @@ func TestETLTraces(t *testing.T) {
 		t.Fatalf("rows %v (want %v); %s", got, want, sum.String())
 	}
 }
+
+// TestETLTransfersWithBlockTimestamp: a token_transfers export that carries
+// block_timestamp (BigQuery's crypto_ethereum.token_transfers) needs no blocks.csv.
+func TestETLTransfersWithBlockTimestamp(t *testing.T) {
+	d := t.TempDir()
+	writeFile(t, filepath.Join(d, "tt.csv"), "token_address,from_address,to_address,value,transaction_hash,log_index,block_number,block_timestamp,block_hash\n"+
+		"0xaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa,0x1111111111111111111111111111111111111111,0x2222222222222222222222222222222222222222,5,0x00000000000000000000000000000000000000000000000000000000000000c1,0,900,2024-03-01 10:20:30 UTC,0x01\n")
+	writeFile(t, filepath.Join(d, "tokens.csv"), "address,symbol,name,decimals\n0xaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa,A,A,0\n")
+	root := t.TempDir()
+	if _, err := ingestETL(t, root, "ethereum", Options{}, nil, d); err != nil {
+		t.Fatal(err)
+	}
+	rows := readTransfers(t, root, "ethereum")
+	if len(rows) != 1 || !rows[0].Time.Equal(time.Date(2024, 3, 1, 10, 20, 30, 0, time.UTC)) || rows[0].Date != "2024-03-01" {
+		t.Fatalf("rows %+v", rows)
+	}
+}
