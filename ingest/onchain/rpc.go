@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -115,6 +116,11 @@ func (c *Client) post(ctx context.Context, body []byte) ([]byte, error) {
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
+		// Endpoint URLs often carry an API key in the path or query: never print them.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = fmt.Errorf("post %s: %w", Redact(c.URL), ue.Err)
+		}
 		return nil, &errHTTP{err: err}
 	}
 	defer resp.Body.Close()
@@ -593,4 +599,18 @@ func clean(b []byte) string {
 		}
 		return r
 	}, s))
+}
+
+// Redact shows an endpoint without what may be a credential: scheme and host only
+// (user info, path and query, where providers put API keys, become "...").
+func Redact(endpoint string) string {
+	u, err := url.Parse(endpoint)
+	if err != nil || u.Host == "" {
+		return "(endpoint)"
+	}
+	out := u.Scheme + "://" + u.Host
+	if (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil {
+		out += "/..."
+	}
+	return out
 }

@@ -270,3 +270,19 @@ func TestRPCErrorNamesRange(t *testing.T) {
 		t.Fatal("a failed ingest made a lake")
 	}
 }
+
+// TestRPCErrorsHideTheEndpointKey: a transport error names the endpoint without its
+// path or query (where providers put API keys).
+func TestRPCErrorsHideTheEndpointKey(t *testing.T) {
+	c := testClient("http://127.0.0.1:1/v3/SECRETKEY?apikey=SECRET2")
+	c.Retries = 1
+	_, err := c.BlockNumber(context.Background())
+	if err == nil || strings.Contains(err.Error(), "SECRET") || !strings.Contains(err.Error(), "http://127.0.0.1:1/...") {
+		t.Fatalf("error %v", err)
+	}
+	for in, want := range map[string]string{"https://eth.example.org": "https://eth.example.org", "https://u:p@h.example/": "https://h.example/...", "wss://x.example/ws/KEY": "wss://x.example/..."} {
+		if got := Redact(in); got != want {
+			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
