@@ -1,6 +1,8 @@
 package onchain
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"database/sql"
 	"encoding/csv"
@@ -621,5 +623,39 @@ func TestETLTransfersWithBlockTimestamp(t *testing.T) {
 	rows := readTransfers(t, root, "ethereum")
 	if len(rows) != 1 || !rows[0].Time.Equal(time.Date(2024, 3, 1, 10, 20, 30, 0, time.UTC)) || rows[0].Date != "2024-03-01" {
 		t.Fatalf("rows %+v", rows)
+	}
+}
+
+// TestFindETLByHeader: exports are recognised by their header whatever their names
+// and compression (a gzip file in a folder); a file named on the command line that is
+// no export is refused as FILE:1; in a folder such files are passed over.
+func TestFindETLByHeader(t *testing.T) {
+	d := t.TempDir()
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte(fixTransfers))
+	zw.Close()
+	writeFile(t, filepath.Join(d, "export", "start_block=100", "part-0.csv.gz"), gz.String())
+	writeFile(t, filepath.Join(d, "export", "b.csv"), fixBlocks)
+	writeFile(t, filepath.Join(d, "export", "t.csv"), fixTokens)
+	other := writeFile(t, filepath.Join(d, "export", "notes.csv"), "a,b\n1,2\n")
+	files, err := FindETL([]string{filepath.Join(d, "export")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]string{}
+	for _, f := range files {
+		kinds[filepath.Base(f.Path)] = f.Kind
+	}
+	if fmt.Sprint(kinds) != fmt.Sprint(map[string]string{"b.csv": KindBlocks, "part-0.csv.gz": KindTransfers, "t.csv": KindTokens}) {
+		t.Fatalf("kinds %v", kinds)
+	}
+	if _, err := FindETL([]string{other}); err == nil || !strings.HasPrefix(err.Error(), other+":1: not an Ethereum-ETL") {
+		t.Fatalf("error %v", err)
+	}
+	root := t.TempDir()
+	sum, err := ingestETL(t, root, "ethereum", Options{}, nil, filepath.Join(d, "export"))
+	if err != nil || sum.Written != 3 {
+		t.Fatalf("%v %s", err, sum.String())
 	}
 }
