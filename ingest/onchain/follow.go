@@ -78,6 +78,44 @@ type Follower struct {
 	Now       func() time.Time
 	// After runs once a step has changed the lake (the archive and derived tables).
 	After func(ctx context.Context) error
+	// PublishEvery spaces the publication of what the steps wrote (the chain's
+	// onchain_balances, which reads every transfer of the chain, then After) while
+	// the follower catches up (default 10 minutes; negative: after every step). A
+	// step that finds the follower at the confirmed head publishes what is pending;
+	// so does a rewind, and Publish.
+	PublishEvery time.Duration
+
+	lastPublish time.Time
+	dirty       bool
+}
+
+// Publish recomputes the chain's balances and runs After if transfers changed since
+// the last publication.
+func (f *Follower) Publish(ctx context.Context) error {
+	if !f.dirty {
+		return nil
+	}
+	if _, err := PublishBalances(ctx, f.Root, f.Chain); err != nil {
+		return err
+	}
+	if f.After != nil {
+		if err := f.After(ctx); err != nil {
+			return err
+		}
+	}
+	f.dirty, f.lastPublish = false, time.Now()
+	return nil
+}
+
+func (f *Follower) maybePublish(ctx context.Context, atHead bool) error {
+	every := f.PublishEvery
+	if every == 0 {
+		every = 10 * time.Minute
+	}
+	if atHead || every < 0 || time.Since(f.lastPublish) >= every {
+		return f.Publish(ctx)
+	}
+	return nil
 }
 
 // StepResult is what one step did.
@@ -123,14 +161,15 @@ func (f *Follower) Step(ctx context.Context) (StepResult, error) {
 	}
 	if rewound, err := f.checkReorg(ctx, cp); err != nil || rewound > 0 {
 		res.Rewound = rewound
-		if err == nil && f.After != nil {
-			err = f.After(ctx)
+		if err == nil {
+			f.dirty = true
+			err = f.Publish(ctx)
 		}
 		return res, err
 	}
 	if cp.Next > safe {
 		res.CaughtUp = true
-		return res, nil
+		return res, f.maybePublish(ctx, true)
 	}
 	maxB := f.MaxBlocks
 	if maxB == 0 {
@@ -171,14 +210,10 @@ func (f *Follower) Step(ctx context.Context) (StepResult, error) {
 		return res, err
 	}
 	if len(l.Sum.Partitions) > 0 {
-		if _, err := PublishBalances(ctx, f.Root, f.Chain); err != nil {
-			return res, err
-		}
-		if f.After != nil {
-			if err := f.After(ctx); err != nil {
-				return res, err
-			}
-		}
+		f.dirty = true
+	}
+	if err := f.maybePublish(ctx, end == safe); err != nil {
+		return res, err
 	}
 	f.logf("blocks %d-%d written (head %d, %d confirmations): %d transfers, %d new", res.From, res.To, head, f.Confirmations, res.Transfers, res.Written)
 	return res, nil
@@ -251,9 +286,6 @@ func (f *Follower) checkReorg(ctx context.Context, cp *Checkpoint) (uint64, erro
 	old := cp.Next
 	cp.Next = keep + 1
 	if err := writeCheckpoint(f.Root, cp); err != nil {
-		return 0, err
-	}
-	if _, err := PublishBalances(ctx, f.Root, f.Chain); err != nil {
 		return 0, err
 	}
 	f.logf("reorganisation: block %d's hash changed; rewound to block %d (blocks %d-%d, %d transfers removed) and will rewrite them", last, keep, keep+1, old-1, removed)

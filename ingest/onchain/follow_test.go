@@ -141,7 +141,7 @@ func followerReorgs(t *testing.T, logTimes bool) {
 	var logBuf bytes.Buffer
 	newFollower := func() *Follower {
 		c := testClient(url)
-		return &Follower{Root: root, Chain: "ethereum", Client: c, Confirmations: conf, Start: 1000, MaxBlocks: 40, Log: &logBuf}
+		return &Follower{Root: root, Chain: "ethereum", Client: c, Confirmations: conf, Start: 1000, MaxBlocks: 40, Log: &logBuf, PublishEvery: -1}
 	}
 	catchUp := func(f *Follower) {
 		t.Helper()

@@ -244,6 +244,7 @@ func newRecordOnchainCmd(cfg *Config) *cobra.Command {
 		from              int64
 		maxBlocks         uint64
 		once              bool
+		publishEvery      time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "onchain",
@@ -271,7 +272,7 @@ are retried with backoff; the checkpoint never passes a range that failed.`,
 			}
 			out := cmd.OutOrStdout()
 			f := &onchain.Follower{Root: cfg.Data, Chain: chain, Client: onchain.NewClient(rpc), Confirmations: conf,
-				Start: from, MaxBlocks: maxBlocks, Log: cmd.ErrOrStderr(), Now: now,
+				Start: from, MaxBlocks: maxBlocks, Log: cmd.ErrOrStderr(), Now: now, PublishEvery: publishEvery,
 				After: func(ctx context.Context) error { return afterIngest(ctx, cfg.Data, now, out) }}
 			if once {
 				for {
@@ -297,6 +298,7 @@ are retried with backoff; the checkpoint never passes a range that failed.`,
 	fl.Int64Var(&from, "from-block", -1, "first block when there is no checkpoint (default: the current confirmed head)")
 	fl.Uint64Var(&maxBlocks, "max-blocks", 2000, "blocks per step at most")
 	fl.BoolVar(&once, "once", false, "catch up to the confirmed head, then exit")
+	fl.DurationVar(&publishEvery, "publish-every", 10*time.Minute, "while catching up, publish balances and derived tables at most this often (always at the head)")
 	fl.StringVar(&clock, "clock", "", "publish derived tables for this RFC3339 time instead of now")
 	return cmd
 }
