@@ -36,6 +36,11 @@ func PublishBalances(ctx context.Context, root, chain string) (BalanceStats, err
 	if m, _ := filepath.Glob(glob); len(m) == 0 {
 		return st, nil
 	}
+	unlock, err := lockLake(root)
+	if err != nil {
+		return st, err
+	}
+	defer unlock()
 	opening, err := readOpening(root, chain)
 	if err != nil {
 		return st, err

@@ -301,6 +301,11 @@ func RemoveAbove(ctx context.Context, root, chain string, keep uint64) (int64, e
 		return 0, err
 	}
 	sort.Sort(sort.Reverse(sort.StringSlice(files))) // newest date first
+	unlock, err := lockLake(root)
+	if err != nil {
+		return 0, err
+	}
+	defer unlock()
 	db, err := sql.Open("duckdb", "")
 	if err != nil {
 		return 0, err

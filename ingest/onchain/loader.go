@@ -302,6 +302,11 @@ func (l *Loader) Commit(ctx context.Context, now time.Time) error {
 	if err := l.Check(); err != nil {
 		return err
 	}
+	unlock, err := lockLake(l.Root)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	addrs := make([]string, 0, len(l.staged))
 	for a := range l.staged {
 		addrs = append(addrs, a)

@@ -25,6 +25,11 @@ func OpeningPath(root, chain string) string {
 // stored opening balances (a pair given again replaces the stored one). It writes
 // only when the whole file is valid; a bad row is FILE:LINE.
 func LoadOpening(root, chain, path string, opt Options) (int64, error) {
+	unlock, err := lockLake(root)
+	if err != nil {
+		return 0, err
+	}
+	defer unlock()
 	open, err := readOpening(root, chain)
 	if err != nil {
 		return 0, err
