@@ -1,0 +1,288 @@
+package onchain
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"mdq/ingest"
+	"mdq/internal/evmnode"
+	"mdq/lake"
+)
+
+// linearTime is a chain with a block every 12 s from block 1,000 at 2026-02-01.
+func linearTime(n uint64) int64 {
+	return time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC).Unix() + (int64(n)-1000)*12
+}
+
+func testClient(url string) *Client {
+	c := NewClient(url)
+	c.Backoff = time.Millisecond
+	return c
+}
+
+func ingestRPC(t *testing.T, root string, c *Client, from, to uint64) (ingest.Summary, error) {
+	t.Helper()
+	ctx := context.Background()
+	l, err := NewLoader(ctx, root, "ethereum")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	l.Meta = c.TokenMeta
+	if err := LoadRPC(ctx, l, c, from, to, nil); err != nil {
+		return l.Sum, err
+	}
+	return l.Sum, l.Commit(ctx, time.Now())
+}
+
+// TestRPCSampleLogsThroughNode: the real eth_getLogs answer of block 483920, served by
+// a node on loopback with the sample block's timestamp, is stored as the ground-truth
+// transfers with that block time.
+func TestRPCSampleLogsThroughNode(t *testing.T) {
+	dir := samples(t)
+	var logs struct {
+		Result []Log `json:"result"`
+	}
+	var blk struct {
+		Result json.RawMessage `json:"result"`
+	}
+	for name, v := range map[string]any{"eth_getLogs_response_block_483920.json": &logs, "eth_getBlockByNumber_483920.json": &blk} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h, err := ParseHeader(blk.Result)
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := evmnode.New(h.Number+100, func(n uint64) int64 { return h.Time + (int64(n)-int64(h.Number))*15 })
+	for _, lg := range logs.Result {
+		idx, _ := hexUint(lg.LogIndex)
+		node.AddLogs(h.Number, evmnode.Log{Address: lg.Address, Topics: lg.Topics, Data: lg.Data, TxHash: lg.TransactionHash, Index: idx})
+	}
+	node.Tokens[logs.Result[0].Address] = evmnode.Token{Decimals: 0, Symbol: "SAMPLE", Name: "Sample token"}
+	root := t.TempDir()
+	sum, err := ingestRPC(t, root, testClient(node.Start(t)), h.Number-50, h.Number+50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := readCSV(t, filepath.Join(dir, "expected_token_transfers_block_483920.csv"))
+	got := readTransfers(t, root, "ethereum")
+	if len(got) != len(want) || sum.Written != int64(len(want)) {
+		t.Fatalf("%d rows, want %d (%s)", len(got), len(want), sum.String())
+	}
+	for i, w := range want {
+		r := got[i]
+		if r.Token != w["token_address"] || r.From != w["from_address"] || r.To != w["to_address"] || r.Raw != w["value"] ||
+			r.Tx != w["transaction_hash"] || strconv.Itoa(int(r.LogIndex)) != w["log_index"] || strconv.FormatInt(r.Block, 10) != w["block_number"] ||
+			!r.Time.Equal(time.Unix(h.Time, 0)) || r.Amount != float64(mustInt(w["value"])) {
+			t.Errorf("row %d: %+v, want %v", i, r, w)
+		}
+	}
+}
+
+func mustInt(s string) int64 {
+	n, _ := strconv.ParseInt(s, 10, 64)
+	return n
+}
+
+type tokenRow struct {
+	Symbol, Name string
+	Decimals     int
+}
+
+func readTokens(t *testing.T, root string) map[string]tokenRow {
+	t.Helper()
+	db, _ := sql.Open("duckdb", "")
+	defer db.Close()
+	rows, err := db.Query("SELECT token_address, symbol, name, decimals FROM read_parquet(" + lake.QuoteString(filepath.Join(root, "onchain/tokens/tokens.parquet")) + ")")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[string]tokenRow{}
+	for rows.Next() {
+		var a string
+		var r tokenRow
+		if err := rows.Scan(&a, &r.Symbol, &r.Name, &r.Decimals); err != nil {
+			t.Fatal(err)
+		}
+		out[a] = r
+	}
+	return out
+}
+
+func hexAddr(prefix byte, i int) string { return fmt.Sprintf("0x%c%039x", prefix, i) }
+
+// TestRPCTokenMetadataAndValues: token metadata by eth_call, for 0, 6, 18 and 24
+// decimals, a bytes32 symbol and a reverting decimals(); a value of 2^256-1; an
+// ERC-721 transfer skipped and counted; every amount exact to one rounding.
+func TestRPCTokenMetadataAndValues(t *testing.T) {
+	node := evmnode.New(2000, linearTime)
+	toks := []struct {
+		addr string
+		tk   evmnode.Token
+		dec  int
+	}{
+		{hexAddr('c', 1), evmnode.Token{Decimals: 0, Symbol: "ZERO", Name: "Zero decimals"}, 0},
+		{hexAddr('c', 2), evmnode.Token{Decimals: 6, Symbol: "USDC", Name: "USD Coin"}, 6},
+		{hexAddr('c', 3), evmnode.Token{Decimals: 18, Symbol: "MKR", Name: "Maker", Bytes32Symbol: true}, 18},
+		{hexAddr('c', 4), evmnode.Token{Decimals: 24, Symbol: "YOC", Name: "Yocto"}, 24},
+		{hexAddr('c', 5), evmnode.Token{RevertDecimals: true, Symbol: "NODEC", Name: "No decimals"}, -1},
+	}
+	max := new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 256), big.NewInt(1))
+	values := []string{"7", "1234567", "1000000000000000000", max.String(), "42"}
+	for i, tk := range toks {
+		node.Tokens[tk.addr] = tk.tk
+		node.AddLogs(uint64(1100+i), evmnode.Transfer(tk.addr, hexAddr('a', 1), hexAddr('a', 2), values[i], fmt.Sprintf("0x%064x", i+1), 0))
+	}
+	node.AddLogs(1100, evmnode.NFTTransfer(hexAddr('d', 1), hexAddr('a', 1), hexAddr('a', 2), 77, fmt.Sprintf("0x%064x", 99), 1))
+	root := t.TempDir()
+	sum, err := ingestRPC(t, root, testClient(node.Start(t)), 1000, 1999)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Written != 5 || sum.Skipped[SkipERC721] != 1 {
+		t.Fatalf("summary %s", sum.String())
+	}
+	tokens := readTokens(t, root)
+	rows := readTransfers(t, root, "ethereum")
+	for i, tk := range toks {
+		want := tokenRow{tk.tk.Symbol, tk.tk.Name, max0(tk.dec)}
+		if got := tokens[tk.addr]; got != want {
+			t.Errorf("token %s: %+v, want %+v", tk.addr, got, want)
+		}
+		raw, _ := new(big.Int).SetString(values[i], 10)
+		amt, _ := new(big.Rat).SetFrac(raw, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(max0(tk.dec))), nil)).Float64()
+		r := rows[i]
+		if r.Token != tk.addr || r.Raw != values[i] || r.Amount != amt || r.Block != int64(1100+i) || !r.Time.Equal(time.Unix(linearTime(uint64(1100+i)), 0)) {
+			t.Errorf("transfer %d: %+v, want raw %s amount %v", i, r, values[i], amt)
+		}
+	}
+}
+
+func max0(d int) int { return max(d, 0) }
+
+// TestRPCAdaptiveRanges: a node that refuses answers of more than 3 logs, then one
+// that answers ranges wider than 40 blocks after the client's timeout, then one that
+// throttles (HTTP 429): every transfer is stored once, the refused ranges were halved
+// and small answers let the range grow again.
+func TestRPCAdaptiveRanges(t *testing.T) {
+	build := func() (*evmnode.Node, int) {
+		node := evmnode.New(5000, linearTime)
+		node.Tokens[hexAddr('c', 1)] = evmnode.Token{Decimals: 6, Symbol: "USDC", Name: "USD Coin"}
+		n := 0
+		for b := uint64(1000); b < 1400; b += 3 {
+			for i := 0; i < 2; i++ {
+				node.AddLogs(b, evmnode.Transfer(hexAddr('c', 1), hexAddr('a', int(b)), hexAddr('a', i+1), strconv.Itoa(int(b)*10+i), fmt.Sprintf("0x%064x", b*10+uint64(i)), uint64(i)))
+				n++
+			}
+		}
+		return node, n
+	}
+	for _, tc := range []struct {
+		name  string
+		setup func(*evmnode.Node, *Client)
+		check func(t *testing.T, node *evmnode.Node)
+	}{
+		{"too many results", func(n *evmnode.Node, c *Client) { n.MaxResults = 3; c.Span = 1000 }, func(t *testing.T, node *evmnode.Node) {
+			rs := node.Ranges()
+			if rs[0] != [2]uint64{1000, 1999} || rs[1] != [2]uint64{1000, 1499} {
+				t.Errorf("first ranges %v: want the refused range halved", rs[:2])
+			}
+		}},
+		{"timeouts", func(n *evmnode.Node, c *Client) {
+			n.SlowSpan, n.Delay = 40, 300*time.Millisecond
+			c.HTTP = &http.Client{Timeout: 100 * time.Millisecond}
+			c.Span = 200
+		}, func(t *testing.T, node *evmnode.Node) {
+			grew := false
+			rs := node.Ranges()
+			for i := 1; i < len(rs); i++ {
+				if rs[i][1]-rs[i][0] > rs[i-1][1]-rs[i-1][0] {
+					grew = true
+				}
+			}
+			if rs[0][1]-rs[0][0]+1 != 200 || !grew {
+				t.Errorf("ranges %v: want halving after timeouts and growth after answers", rs)
+			}
+		}},
+		{"throttled", func(n *evmnode.Node, c *Client) { n.Throttle = 3 }, func(t *testing.T, node *evmnode.Node) {
+			if node.Requests() < 4 {
+				t.Errorf("%d requests", node.Requests())
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			node, n := build()
+			c := testClient(node.Start(t))
+			tc.setup(node, c)
+			root := t.TempDir()
+			sum, err := ingestRPC(t, root, c, 1000, 4999)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows := readTransfers(t, root, "ethereum")
+			if len(rows) != n || sum.Written != int64(n) {
+				t.Fatalf("%d rows stored, written %d, want %d", len(rows), sum.Written, n)
+			}
+			for _, r := range rows {
+				if r.Raw != strconv.Itoa(int(r.Block)*10+int(r.LogIndex)) {
+					t.Fatalf("row %+v", r)
+				}
+			}
+			tc.check(t, node)
+		})
+	}
+}
+
+// TestRPCErrorNamesRange: a node that keeps refusing one block fails the run with the
+// block range and writes nothing.
+func TestRPCErrorNamesRange(t *testing.T) {
+	node := evmnode.New(2000, linearTime)
+	node.Tokens[hexAddr('c', 1)] = evmnode.Token{Decimals: 6, Symbol: "USDC", Name: "USD Coin"}
+	for i := 0; i < 3; i++ {
+		node.AddLogs(1500, evmnode.Transfer(hexAddr('c', 1), hexAddr('a', 1), hexAddr('a', 2), "1", fmt.Sprintf("0x%064x", i+1), uint64(i)))
+	}
+	node.MaxResults = 2
+	c := testClient(node.Start(t))
+	c.Retries = 2
+	root := t.TempDir()
+	_, err := ingestRPC(t, root, c, 1000, 1999)
+	if err == nil || !strings.Contains(err.Error(), "eth_getLogs blocks 1500-1500") {
+		t.Fatalf("error %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(root, lake.MarkerFile)); !os.IsNotExist(err) {
+		t.Fatal("a failed ingest made a lake")
+	}
+}
+
+// TestRPCErrorsHideTheEndpointKey: a transport error names the endpoint without its
+// path or query (where providers put API keys).
+func TestRPCErrorsHideTheEndpointKey(t *testing.T) {
+	c := testClient("http://127.0.0.1:1/v3/SECRETKEY?apikey=SECRET2")
+	c.Retries = 1
+	_, err := c.BlockNumber(context.Background())
+	if err == nil || strings.Contains(err.Error(), "SECRET") || !strings.Contains(err.Error(), "http://127.0.0.1:1/...") {
+		t.Fatalf("error %v", err)
+	}
+	for in, want := range map[string]string{"https://eth.example.org": "https://eth.example.org", "https://u:p@h.example/": "https://h.example/...", "wss://x.example/ws/KEY": "wss://x.example/..."} {
+		if got := Redact(in); got != want {
+			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
