@@ -35,6 +35,10 @@ func init() {
 // shared store (SQLite or Redis) and reads the other processes' counts.
 const syncInterval = time.Second
 
+// storeCheckInterval is how often serve checks that access.db is still the file it has
+// open (deleted or replaced: reopened).
+const storeCheckInterval = 2 * time.Second
+
 // archiveRefreshInterval is how often serve checks whether the archive changed and
 // regenerates manifest.json and the samples.
 const archiveRefreshInterval = time.Minute
@@ -121,6 +125,9 @@ func accessHook(ctx context.Context, cfg *Config, cmd *cobra.Command, api *handl
 		return nil, err
 	}
 	cleanups = append(cleanups, func() { store.Close() })
+	watchDone := make(chan struct{})
+	go func() { defer close(watchDone); store.Watch(bg, storeCheckInterval, log) }()
+	cleanups = append(cleanups, func() { cancel(); <-watchDone })
 	if issuer != "" {
 		store.SetJWTVerifier(ratelimit.NewJWTVerifier(issuer, aud, jwks))
 		api.Issuer = issuer // published by /.well-known/oauth-protected-resource
