@@ -2,6 +2,7 @@ package archive_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -99,6 +100,37 @@ func TestSamplesFromNewestCompleteDay(t *testing.T) {
 	for _, s := range m.Samples {
 		if s.Source != want[s.Stream] || s.Rows == 0 {
 			t.Errorf("sample of %s from %s with %d rows, want %s", s.Stream, s.Source, s.Rows, want[s.Stream])
+		}
+	}
+}
+
+// TestArchiveErrorsAreJSONAndSamplesHoldNoLinks: a 404 body is valid JSON whatever
+// bytes the path holds; a symlink under samples/ pointing at a keyed file of the
+// archive (inside the root, so os.Root allows it) is not served.
+func TestArchiveErrorsAreJSONAndSamplesHoldNoLinks(t *testing.T) {
+	data := t.TempDir()
+	Fixture(t, data, 10)
+	dir := archive.Root(data)
+	if err := os.MkdirAll(filepath.Join(dir, "samples", "venue=perpdex"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// Relative links that stay inside the archive root, which os.Root follows.
+	if err := os.Symlink("../../venue=perpdex/date=2026-11-19/trades.parquet", filepath.Join(dir, "samples", "venue=perpdex", "all.parquet")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../venue=perpdex", filepath.Join(dir, "samples", "dirlink")); err != nil {
+		t.Fatal(err)
+	}
+	srv := newServer(t, dir)
+	for _, p := range []string{
+		"/archive/samples/venue=perpdex/all.parquet",
+		"/archive/samples/dirlink/date=2026-11-19/trades.parquet",
+		"/archive/venue=perpdex/%01%7f%ff.parquet",
+	} {
+		resp, body := get(t, srv.URL+p, nil)
+		var e map[string]string
+		if resp.StatusCode != 404 || json.Unmarshal(body, &e) != nil || e["error"] == "" {
+			t.Errorf("%s: %d %.200q, want 404 with a JSON error", p, resp.StatusCode, body)
 		}
 	}
 }

@@ -93,7 +93,23 @@ func PrincipalFrom(ctx context.Context) (ratelimit.Principal, bool) {
 // Handler builds the whole HTTP handler: every route of the table, the mounts, JSON
 // 404/405, panic recovery and the access log.
 func (a *API) Handler() http.Handler {
-	return a.accessLog(a.recoverer(a.Router()))
+	return a.accessLog(a.recoverer(originForm(a.Router())))
+}
+
+// originForm drops the scheme and host of an absolute-form request target
+// (GET http://host/path): the router's redirect to a clean path copies the URL, and
+// would send the client to whatever host the target named.
+func originForm(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.IsAbs() || r.URL.Host != "" {
+			u := *r.URL
+			u.Scheme, u.Host, u.User = "", "", nil
+			r2 := *r
+			r2.URL = &u
+			r = &r2
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // Router is the bare router: every route of the table and the mounts.
