@@ -55,7 +55,7 @@ type Store struct {
 	file os.FileInfo // the access.db the handle has open (its inode)
 	fmu  sync.Mutex  // serialises CheckFile
 	now  func() time.Time
-	jwt *JWTVerifier
+	jwt  *JWTVerifier
 
 	mu    sync.RWMutex
 	cache map[[32]byte]cachedPrincipal
