@@ -374,7 +374,7 @@ func writeSamples(ctx context.Context, dir string, files []found, prev map[strin
 		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
 			return nil, err
 		}
-		tmp, err := os.CreateTemp(filepath.Dir(abs), "."+filepath.Base(abs)+".tmp-*")
+		tmp, err := lake.CreateTemp(filepath.Dir(abs), "."+filepath.Base(abs)+".tmp-")
 		if err != nil {
 			return nil, err
 		}
