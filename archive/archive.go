@@ -147,7 +147,18 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	cw := &countingWriter{ResponseWriter: w}
 	var out http.ResponseWriter = cw
 	if s.opt.Bandwidth > 0 {
-		out = &throttledWriter{countingWriter: cw, rate: s.opt.Bandwidth, start: time.Now(), sleep: time.Sleep, now: time.Now}
+		ctx := r.Context()
+		// The pacing sleep ends when the connection does (client gone, server shutting
+		// down), so a cut download returns at once instead of after its next slice.
+		sleep := func(d time.Duration) {
+			t := time.NewTimer(d)
+			defer t.Stop()
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+			}
+		}
+		out = &throttledWriter{countingWriter: cw, rate: s.opt.Bandwidth, start: time.Now(), sleep: sleep, now: time.Now}
 	}
 	http.ServeContent(out, r, path.Base(rel), st.ModTime(), f)
 

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -99,8 +100,16 @@ func runServe(ctx context.Context, cfg *Config, f *serveFlags, cmd *cobra.Comman
 	if err != nil {
 		return err
 	}
+	// inflight counts running handlers, so that shutdown can wait for the ones it cut
+	// to write their access-log line.
+	var inflight sync.WaitGroup
+	h := api.Handler()
 	srv := &http.Server{
-		Handler:           api.Handler(),
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			inflight.Add(1)
+			defer inflight.Done()
+			h.ServeHTTP(w, r)
+		}),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       120 * time.Second,
@@ -129,6 +138,15 @@ func runServe(ctx context.Context, cfg *Config, f *serveFlags, cmd *cobra.Comman
 	if err := srv.Shutdown(sctx); err != nil {
 		log.Warn("grace period over; closing the connections still open", "err", err)
 		srv.Close() //nolint:errcheck
+		// The cut handlers see their connection closed (an archive download's pacing
+		// wakes on it) and return; their access-log lines are written before exit.
+		waited := make(chan struct{})
+		go func() { inflight.Wait(); close(waited) }()
+		select {
+		case <-waited:
+		case <-time.After(cutHandlersWait):
+			log.Warn("handlers still running after the connections were closed")
+		}
 	}
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
@@ -136,6 +154,9 @@ func runServe(ctx context.Context, cfg *Config, f *serveFlags, cmd *cobra.Comman
 	log.Info("stopped")
 	return nil
 }
+
+// cutHandlersWait bounds the wait for handlers cut at the end of the grace period.
+const cutHandlersWait = 3 * time.Second
 
 // ShutdownGrace is how long in-flight requests get after SIGTERM or SIGINT; with the
 // stopping of background builds after it (query.CloseGrace bounds that, and they were
