@@ -141,3 +141,65 @@ func (s *Store) Downloads(ctx context.Context) ([]Download, error) {
 	}
 	return out, rows.Err()
 }
+
+// Reserve implements Counters in one write transaction (BEGIN IMMEDIATE: the
+// connection string asks for it), so two processes cannot both see room for the same
+// units.
+func (c *SQLiteCounters) Reserve(ctx context.Context, key string, sec, since, n, capacity int64) (int64, []Bucket, error) {
+	tx, err := c.store.db().BeginTx(ctx, nil)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer tx.Rollback() //nolint:errcheck
+	var used int64
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(n), 0) FROM budget_counts WHERE budget_key = ? AND sec > ?`,
+		key, since).Scan(&used); err != nil {
+		return 0, nil, err
+	}
+	granted := max(min(n, capacity-used), 0)
+	if granted > 0 {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO budget_counts(budget_key, sec, n) VALUES(?, ?, ?)
+			ON CONFLICT(budget_key, sec) DO UPDATE SET n = n + excluded.n`, key, sec, granted); err != nil {
+			return 0, nil, err
+		}
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT sec, n FROM budget_counts WHERE budget_key = ? AND sec > ? ORDER BY sec`, key, since)
+	if err != nil {
+		return 0, nil, err
+	}
+	var bs []Bucket
+	for rows.Next() {
+		var b Bucket
+		if err := rows.Scan(&b.Sec, &b.N); err != nil {
+			rows.Close()
+			return 0, nil, err
+		}
+		bs = append(bs, b)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, nil, err
+	}
+	return granted, bs, tx.Commit()
+}
+
+// Peers implements Counters.
+func (c *SQLiteCounters) Peers(ctx context.Context, id string, now int64) (int, error) {
+	tx, err := c.store.db().BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback() //nolint:errcheck
+	if _, err := tx.ExecContext(ctx, `INSERT INTO budget_processes(id, seen) VALUES(?, ?)
+		ON CONFLICT(id) DO UPDATE SET seen = excluded.seen`, id, now); err != nil {
+		return 0, err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM budget_processes WHERE seen < ?`, now-peerTTL); err != nil {
+		return 0, err
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM budget_processes`).Scan(&n); err != nil {
+		return 0, err
+	}
+	return n, tx.Commit()
+}
