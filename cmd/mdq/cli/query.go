@@ -248,24 +248,45 @@ func cell(v any) string {
 		return x.String()
 	case bool:
 		return fmt.Sprint(x)
-	case object:
+	case object, []any:
+		// A nested value is one cell of compact JSON (strings quoted, key order kept), so
+		// it can be read back; its inner text is never spliced in bare.
 		var b strings.Builder
+		writeJSON(&b, x)
+		return b.String()
+	default:
+		return fmt.Sprint(x)
+	}
+}
+
+// writeJSON writes a decoded value as compact JSON, objects in their key order.
+func writeJSON(b *strings.Builder, v any) {
+	switch x := v.(type) {
+	case object:
 		b.WriteByte('{')
 		for i, k := range x.keys {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			fmt.Fprintf(&b, "%q:%s", k, cell(x.vals[k]))
+			kb, _ := json.Marshal(k)
+			b.Write(kb)
+			b.WriteByte(':')
+			writeJSON(b, x.vals[k])
 		}
 		b.WriteByte('}')
-		return b.String()
 	case []any:
-		parts := make([]string, len(x))
+		b.WriteByte('[')
 		for i, e := range x {
-			parts[i] = cell(e)
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeJSON(b, e)
 		}
-		return "[" + strings.Join(parts, ",") + "]"
+		b.WriteByte(']')
+	case json.Number:
+		b.WriteString(x.String())
 	default:
-		return fmt.Sprint(x)
+		vb, _ := json.Marshal(x)
+		b.Write(vb)
 	}
 }
