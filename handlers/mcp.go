@@ -420,6 +420,7 @@ func (a *API) mcpToolHandler(rt *Route) mcp.ToolHandler {
 					return toolError("budget store unavailable"), nil
 				}
 				if !d.Allowed {
+					a.Metrics.refused()
 					return toolError(fmt.Sprintf("hourly budget of %d requests spent; retry after %s",
 						d.Limit, d.Reset.UTC().Format(time.RFC3339))), nil
 				}

@@ -21,6 +21,8 @@ type serveFlags struct {
 	clock        string
 	queryTimeout time.Duration
 	logLevel     string
+	metrics      bool
+	accessLog    string
 }
 
 func newServeCmd(cfg *Config) *cobra.Command {
@@ -37,6 +39,8 @@ func newServeCmd(cfg *Config) *cobra.Command {
 	cmd.Flags().StringVar(&f.clock, "clock", "", "pin \"now\" to this RFC3339 time (reproducible analysis and tests)")
 	cmd.Flags().DurationVar(&f.queryTimeout, "query-timeout", 30*time.Second, "per-query timeout")
 	cmd.Flags().StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	cmd.Flags().BoolVar(&f.metrics, "metrics", true, "serve Prometheus metrics at /metrics (no key needed: counts and latencies per route, no paths or keys)")
+	cmd.Flags().StringVar(&f.accessLog, "access-log", "all", "access log volume: all, off, errors (status >= 400), or a share of requests to log such as 0.1 (errors always logged)")
 	for _, fh := range serveFlagHooks {
 		fh(cmd)
 	}
@@ -85,7 +89,15 @@ func runServe(ctx context.Context, cfg *Config, f *serveFlags, cmd *cobra.Comman
 		return err
 	}
 	defer q.Close()
-	api := &handlers.API{Q: q, Log: log}
+	accessLog, err := handlers.ParseAccessLog(f.accessLog)
+	if err != nil {
+		return err
+	}
+	api := &handlers.API{Q: q, Log: log, AccessLog: accessLog}
+	if f.metrics {
+		api.Metrics = handlers.NewMetrics(q)
+		api.Mounts = append(api.Mounts, handlers.Mount{Prefix: "/metrics", Handler: api.Metrics.Handler()})
+	}
 	for _, hook := range serveHooks {
 		cleanup, err := hook(ctx, cfg, cmd, api)
 		if err != nil {
