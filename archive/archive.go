@@ -5,6 +5,7 @@
 package archive
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -83,7 +84,10 @@ func writeErr(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Del("Accept-Ranges")
 	w.WriteHeader(status)
-	fmt.Fprintf(w, "{\"error\":%q}\n", msg)
+	// encoding/json, not %q: Go quoting writes \x01 for a control byte, which JSON
+	// does not allow.
+	b, _ := json.Marshal(map[string]string{"error": msg})
+	w.Write(append(b, '\n')) //nolint:errcheck
 }
 
 func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -107,6 +111,12 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer root.Close()
+	if linked(root, rel) {
+		// A symlink inside the archive (os.Root only refuses those leading out) could
+		// make a keyed file readable under the public samples/ prefix.
+		writeErr(w, http.StatusNotFound, "no archive file at "+r.URL.Path)
+		return
+	}
 	f, err := root.Open(filepath.FromSlash(rel))
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) && s.opt.Log != nil {
@@ -137,7 +147,18 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	cw := &countingWriter{ResponseWriter: w}
 	var out http.ResponseWriter = cw
 	if s.opt.Bandwidth > 0 {
-		out = &throttledWriter{countingWriter: cw, rate: s.opt.Bandwidth, start: time.Now(), sleep: time.Sleep, now: time.Now}
+		ctx := r.Context()
+		// The pacing sleep ends when the connection does (client gone, server shutting
+		// down), so a cut download returns at once instead of after its next slice.
+		sleep := func(d time.Duration) {
+			t := time.NewTimer(d)
+			defer t.Stop()
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+			}
+		}
+		out = &throttledWriter{countingWriter: cw, rate: s.opt.Bandwidth, start: time.Now(), sleep: sleep, now: time.Now}
 	}
 	http.ServeContent(out, r, path.Base(rel), st.ModTime(), f)
 
@@ -150,6 +171,22 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		s.opt.Recorder.RecordDownload(d)
 	}
+}
+
+// linked reports whether rel or any directory on its way is a symbolic link (or cannot
+// be examined): the archive holds only regular files and directories the lake writer made.
+func linked(root *os.Root, rel string) bool {
+	segs := strings.Split(rel, "/")
+	for i := range segs {
+		st, err := root.Lstat(filepath.FromSlash(strings.Join(segs[:i+1], "/")))
+		if err != nil {
+			return !errors.Is(err, fs.ErrNotExist)
+		}
+		if st.Mode()&fs.ModeSymlink != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // ETag is the archive's strong validator of a file: its size and modification time.

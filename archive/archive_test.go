@@ -116,7 +116,9 @@ func TestRefreshManifest(t *testing.T) {
 		t.Fatalf("new partition not picked up: %v %v", wrote, err)
 	}
 	m2, _ := archive.ReadManifest(dir)
-	if len(m2.Files) != 4 || m2.Samples[1].Source != "venue=perpdex/date=2026-11-20/trades.parquet" {
+	// The new day is the venue's last (still being written): the sample stays on the
+	// newest complete day.
+	if len(m2.Files) != 4 || m2.Samples[1].Source != "venue=perpdex/date=2026-11-19/trades.parquet" {
 		t.Fatalf("after a new day: %d files, samples %+v", len(m2.Files), m2.Samples)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path"
 	"path/filepath"
@@ -39,6 +40,9 @@ type Manifest struct {
 	Families      []Entry      `json:"families"` // every (asset, tenor, date)
 	Samples       []Entry      `json:"samples"`
 	Venues        []VenueBlock `json:"venues"`
+	// Skipped lists files that could not be read as Parquet (path, bytes, modified):
+	// left out of files and samples, logged, and re-examined when they change.
+	Skipped []Entry `json:"skipped,omitempty"`
 }
 
 // Auth tells clients how to send the key.
@@ -191,30 +195,35 @@ func RefreshDir(ctx context.Context, dir string) (bool, error) {
 			return false, nil
 		}
 	}
-	fill := func(fs []found) ([]Entry, error) {
-		out := make([]Entry, 0, len(fs))
+	m := &Manifest{Version: 1, GeneratedAt: time.Now().UTC().Format(time.RFC3339), RangeRequests: true,
+		Auth: Auth{Scheme: "header", Header: "X-API-Key"}}
+	// A file that cannot be read is skipped and logged, not fatal: one corrupt file
+	// must not freeze the manifest (old sizes and hashes, new files never listed).
+	fill := func(fs []found) ([]found, error) {
+		out := make([]found, 0, len(fs))
 		for _, f := range fs {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			e := f.Entry
-			if p, ok := prev[e.Path]; ok && p.Bytes == e.Bytes && p.Modified == e.Modified && p.SHA256 != "" {
-				e.Rows, e.SHA256 = p.Rows, p.SHA256
-			} else if e.Rows, e.SHA256, err = describe(f.abs); err != nil {
-				return nil, fmt.Errorf("archive %s: %w", e.Path, err)
+			if p, ok := prev[f.Path]; ok && p.Bytes == f.Bytes && p.Modified == f.Modified && p.SHA256 != "" {
+				f.Rows, f.SHA256 = p.Rows, p.SHA256
+			} else if f.Rows, f.SHA256, err = describe(f.abs); err != nil {
+				slog.Warn("archive: file skipped from the manifest", "file", f.Path, "err", err.Error())
+				m.Skipped = append(m.Skipped, Entry{Path: f.Path, Venue: f.Venue, File: f.File, Stream: f.Stream,
+					Date: f.Date, Bytes: f.Bytes, Modified: f.Modified})
+				continue
 			}
-			out = append(out, e)
+			out = append(out, f)
 		}
 		return out, nil
 	}
-	m := &Manifest{Version: 1, GeneratedAt: time.Now().UTC().Format(time.RFC3339), RangeRequests: true,
-		Auth: Auth{Scheme: "header", Header: "X-API-Key"}}
-	if m.Files, err = fill(files); err != nil {
+	if files, err = fill(files); err != nil {
 		return false, err
 	}
-	if m.Families, err = fill(families); err != nil {
+	if families, err = fill(families); err != nil {
 		return false, err
 	}
+	m.Files, m.Families = entries(files), entries(families)
 	if m.Samples, err = writeSamples(ctx, dir, files, prev); err != nil {
 		return false, err
 	}
@@ -226,19 +235,35 @@ func RefreshDir(ctx context.Context, dir string) (bool, error) {
 	return true, lake.WriteFileAtomic(filepath.Join(dir, ManifestFile), append(b, '\n'))
 }
 
+func entries(fs []found) []Entry {
+	out := make([]Entry, len(fs))
+	for i, f := range fs {
+		out[i] = f.Entry
+	}
+	return out
+}
+
+// unchanged reports whether the files on disk are those the old manifest describes
+// (listed or skipped) with the same sizes and times.
 func unchanged(old *Manifest, files, families []found) bool {
-	if len(old.Files) != len(files) || len(old.Families) != len(families) {
+	known := map[string]Entry{}
+	for _, list := range [][]Entry{old.Files, old.Families, old.Skipped} {
+		for _, e := range list {
+			known[e.Path] = e
+		}
+	}
+	if len(known) != len(files)+len(families) {
 		return false
 	}
-	same := func(es []Entry, fs []found) bool {
-		for i := range fs {
-			if es[i].Path != fs[i].Path || es[i].Bytes != fs[i].Bytes || es[i].Modified != fs[i].Modified {
+	for _, fs := range [][]found{files, families} {
+		for _, f := range fs {
+			e, ok := known[f.Path]
+			if !ok || e.Bytes != f.Bytes || e.Modified != f.Modified {
 				return false
 			}
 		}
-		return true
 	}
-	return same(old.Files, files) && same(old.Families, families)
+	return true
 }
 
 func samplesPresent(dir string, m *Manifest) bool {
@@ -286,13 +311,30 @@ func HashFile(p string) (string, error) {
 }
 
 // writeSamples writes samples/venue=<v>/<stream>.parquet: the first SampleRows rows of
-// the newest full-day file of each venue and stream. A sample whose source is
+// the newest complete-day file (with rows) of each venue and stream. A sample whose source is
 // unchanged is kept.
 func writeSamples(ctx context.Context, dir string, files []found, prev map[string]Entry) ([]Entry, error) {
+	// The newest complete day is the newest date before the venue's last one (the day
+	// still being written); among those, a file with rows. A venue with one day, or
+	// without a complete day holding rows, falls back to its newest file with rows.
+	last := map[string]string{}
+	for _, f := range files {
+		last[f.Venue] = max(last[f.Venue], f.Date)
+	}
+	rank := func(f found) int {
+		switch {
+		case f.Rows > 0 && f.Date < last[f.Venue]:
+			return 2
+		case f.Rows > 0:
+			return 1
+		}
+		return 0
+	}
 	newest := map[[2]string]found{}
 	for _, f := range files {
 		k := [2]string{f.Venue, f.Stream}
-		if cur, ok := newest[k]; !ok || f.Date > cur.Date {
+		cur, ok := newest[k]
+		if !ok || rank(f) > rank(cur) || rank(f) == rank(cur) && f.Date > cur.Date {
 			newest[k] = f
 		}
 	}
@@ -332,7 +374,7 @@ func writeSamples(ctx context.Context, dir string, files []found, prev map[strin
 		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
 			return nil, err
 		}
-		tmp, err := os.CreateTemp(filepath.Dir(abs), "."+filepath.Base(abs)+".tmp-*")
+		tmp, err := lake.CreateTemp(filepath.Dir(abs), "."+filepath.Base(abs)+".tmp-")
 		if err != nil {
 			return nil, err
 		}

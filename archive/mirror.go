@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -42,6 +43,25 @@ type MirrorResult struct {
 	Downloaded int   // fetched (in whole or resumed)
 	Resumed    int   // downloads that continued a partial file with a Range request
 	Bytes      int64 // bytes received
+	// Remaining are the selected files not in place when the run ended (failed, not
+	// started, or cut by an interrupt), sorted.
+	Remaining []string
+	// Unmatched are the --include globs that selected no file of the manifest.
+	Unmatched []string
+}
+
+// ErrUnauthorized is the remote refusing the key (401 or 403): the run stops at the
+// first such answer, since every other file would be refused the same way.
+var ErrUnauthorized = errors.New("the remote archive refused the key")
+
+// NormalizeBase turns host:port (or a bare host) into http://host:port; a URL with a
+// scheme is kept. Trailing slashes are dropped.
+func NormalizeBase(from string) string {
+	from = strings.TrimRight(strings.TrimSpace(from), "/")
+	if !strings.Contains(from, "://") {
+		from = "http://" + from
+	}
+	return from
 }
 
 // stateFile remembers, per mirrored file, the size, mtime and hash it was verified at,
@@ -69,7 +89,7 @@ func Mirror(ctx context.Context, opt MirrorOptions) (MirrorResult, error) {
 	if opt.Client == nil {
 		opt.Client = &http.Client{}
 	}
-	base := strings.TrimRight(opt.From, "/")
+	base := NormalizeBase(opt.From)
 	for _, g := range opt.Include {
 		if _, err := path.Match(g, ""); err != nil {
 			return res, fmt.Errorf("--include %q: %w", g, err)
@@ -86,14 +106,30 @@ func Mirror(ctx context.Context, opt MirrorOptions) (MirrorResult, error) {
 		return res, err
 	}
 	var todo []Entry
+	hit := map[string]bool{}
 	for _, list := range [][]Entry{m.Files, m.Families, m.Samples} {
 		for _, e := range list {
 			if _, err := cleanRel(e.Path); err != nil {
 				return res, fmt.Errorf("remote manifest names a bad path %q", e.Path)
 			}
-			if included(e.Path, opt.Include) {
+			if len(opt.Include) == 0 {
+				todo = append(todo, e)
+				continue
+			}
+			matched := false
+			for _, g := range opt.Include {
+				if included(e.Path, []string{g}) {
+					hit[g], matched = true, true
+				}
+			}
+			if matched {
 				todo = append(todo, e)
 			}
+		}
+	}
+	for _, g := range opt.Include {
+		if !hit[g] {
+			res.Unmatched = append(res.Unmatched, g)
 		}
 	}
 	res.Files = len(todo)
@@ -144,20 +180,39 @@ func Mirror(ctx context.Context, opt MirrorOptions) (MirrorResult, error) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var errs []error
+	var denied error // the first 401/403: the run stops with it alone
+	dctx, stop := context.WithCancel(ctx)
+	defer stop()
+	done := map[string]bool{}
 	for _, e := range fetch {
-		wg.Add(1)
 		sem <- struct{}{}
+		if dctx.Err() != nil {
+			<-sem
+			break
+		}
+		wg.Add(1)
 		go func(e Entry) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			resumed, err := download(ctx, opt, base, dir, e, onBytes)
+			resumed, err := download(dctx, opt, base, dir, e, onBytes)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", e.Path, err))
-				report(opt.OnFile, e.Path, "failed")
+				switch {
+				case errors.Is(err, ErrUnauthorized):
+					if denied == nil {
+						denied = err
+						stop()
+					}
+				case dctx.Err() != nil && errors.Is(err, context.Canceled):
+					// cut by the refusal or an interrupt: listed in Remaining, not failed
+				default:
+					errs = append(errs, fmt.Errorf("%s: %w", e.Path, err))
+					report(opt.OnFile, e.Path, "failed")
+				}
 				return
 			}
+			done[e.Path] = true
 			res.Downloaded++
 			if resumed {
 				res.Resumed++
@@ -172,6 +227,17 @@ func Mirror(ctx context.Context, opt MirrorOptions) (MirrorResult, error) {
 	}
 	wg.Wait()
 	res.Bytes = received.Load()
+	for _, e := range fetch {
+		if !done[e.Path] {
+			res.Remaining = append(res.Remaining, e.Path)
+		}
+	}
+	sort.Strings(res.Remaining)
+	if denied != nil {
+		errs = []error{denied}
+	} else if ctx.Err() != nil {
+		errs = []error{ctx.Err()} // interrupted: one error, not one per cut file
+	}
 
 	if b, err := json.MarshalIndent(state, "", " "); err == nil {
 		if err := lake.WriteFileAtomic(filepath.Join(dir, stateFile), b); err != nil {
@@ -229,6 +295,9 @@ func fetchManifest(ctx context.Context, c *http.Client, base, key string) ([]byt
 	if err != nil {
 		return nil, nil, err
 	}
+	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+		return nil, nil, fmt.Errorf("%w (%s on the manifest)", ErrUnauthorized, resp.Status)
+	}
 	if resp.StatusCode != http.StatusOK {
 		return nil, nil, fmt.Errorf("manifest: %s: %s", resp.Status, strings.TrimSpace(string(b)))
 	}
@@ -284,7 +353,7 @@ func download(ctx context.Context, opt MirrorOptions, base, dir string, e Entry,
 			break
 		}
 		lastErr = err
-		if errors.Is(err, errPermanent) {
+		if errors.Is(err, errPermanent) || errors.Is(err, ErrUnauthorized) {
 			return resumed, err
 		}
 	}
@@ -350,7 +419,9 @@ func fetchRange(ctx context.Context, opt MirrorOptions, base string, e Entry, pa
 		resumed = true
 	case http.StatusOK:
 		flags |= os.O_TRUNC
-	case http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound:
+	case http.StatusUnauthorized, http.StatusForbidden:
+		return false, fmt.Errorf("%w (%s)", ErrUnauthorized, resp.Status)
+	case http.StatusNotFound:
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 		return false, fmt.Errorf("%w: %s: %s", errPermanent, resp.Status, strings.TrimSpace(string(b)))
 	case http.StatusRequestedRangeNotSatisfiable:

@@ -63,6 +63,11 @@ type API struct {
 	// access wiring sets it; /.well-known/oauth-protected-resource publishes it, read
 	// at request time so the order of serve hooks does not matter.
 	Issuer string
+	// Metrics receives every request's route, status and latency, budget refusals and
+	// archive bytes (nil: none).
+	Metrics *Metrics
+	// AccessLog sets the access log's volume (zero value: every request).
+	AccessLog AccessLog
 }
 
 type (
@@ -93,7 +98,23 @@ func PrincipalFrom(ctx context.Context) (ratelimit.Principal, bool) {
 // Handler builds the whole HTTP handler: every route of the table, the mounts, JSON
 // 404/405, panic recovery and the access log.
 func (a *API) Handler() http.Handler {
-	return a.accessLog(a.recoverer(a.Router()))
+	return a.accessLog(a.recoverer(originForm(a.Router())))
+}
+
+// originForm drops the scheme and host of an absolute-form request target
+// (GET http://host/path): the router's redirect to a clean path copies the URL, and
+// would send the client to whatever host the target named.
+func originForm(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.IsAbs() || r.URL.Host != "" {
+			u := *r.URL
+			u.Scheme, u.Host, u.User = "", "", nil
+			r2 := *r
+			r2.URL = &u
+			r = &r2
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // Router is the bare router: every route of the table and the mounts.
@@ -104,7 +125,11 @@ func (a *API) Router() *mux.Router {
 		if m.Auth && a.Auth != nil {
 			h = a.authMount(m)
 		}
-		r.PathPrefix(m.Prefix).Handler(h)
+		prefix := m.Prefix
+		r.PathPrefix(m.Prefix).Handler(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			setRouteLabel(req.Context(), prefix)
+			h.ServeHTTP(w, req)
+		}))
 	}
 	for _, rt := range orderedRoutes() {
 		r.Handle(rt.Path, a.wrap(rt)).Methods(rt.Method)
@@ -160,6 +185,7 @@ func (a *API) Exec(ctx context.Context, rt *Route, q url.Values, vars map[string
 func (a *API) wrap(rt *Route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
+		setRouteLabel(ctx, rt.Path)
 		if !rt.Public && a.Auth != nil {
 			p, status, msg := a.authenticate(r)
 			if status != 0 {
@@ -180,6 +206,7 @@ func (a *API) wrap(rt *Route) http.Handler {
 				SetRateHeaders(w.Header(), d)
 				ctx = context.WithValue(ctx, decisionKey{}, d)
 				if !d.Allowed {
+					a.Metrics.refused()
 					w.Header().Set("Retry-After", "60")
 					writeError(w, rt.Area, http.StatusTooManyRequests,
 						fmt.Sprintf("hourly budget of %d requests spent; retry after %s", d.Limit, d.Reset.UTC().Format(time.RFC3339)))
@@ -465,9 +492,18 @@ func (a *API) accessLog(next http.Handler) http.Handler {
 		}
 		w.Header().Set("X-Request-Id", id)
 		sw := &statusWriter{ResponseWriter: w}
-		next.ServeHTTP(sw, r)
-		a.logger().Info("request", "request_id", id, "method", r.Method, "path", r.URL.Path,
-			"status", sw.status, "bytes", sw.bytes, "duration_ms", float64(time.Since(start).Microseconds())/1000)
+		label := &routeLabel{s: "unmatched"}
+		next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), routeLabelKey{}, label)))
+		took := time.Since(start)
+		status := sw.status
+		if status == 0 {
+			status = http.StatusOK
+		}
+		a.Metrics.observe(label.s, r.Method, status, sw.bytes, took)
+		if a.AccessLog.logs(status) {
+			a.logger().Info("request", "request_id", id, "method", r.Method, "path", r.URL.Path,
+				"status", sw.status, "bytes", sw.bytes, "duration_ms", float64(took.Microseconds())/1000)
+		}
 	})
 }
 

@@ -286,10 +286,12 @@ func mcpArgs(rt *Route, raw json.RawMessage) (url.Values, map[string]string, err
 	}
 	q, vars := url.Values{}, map[string]string{}
 	inPath := map[string]bool{}
-	for _, p := range rt.Params {
+	byName := map[string]*Param{}
+	for i, p := range rt.Params {
 		if p.In == "path" {
 			inPath[p.Name] = true
 		}
+		byName[p.Name] = &rt.Params[i]
 	}
 	names := make([]string, 0, len(args))
 	for k := range args {
@@ -300,6 +302,11 @@ func mcpArgs(rt *Route, raw json.RawMessage) (url.Values, map[string]string, err
 		v := args[k]
 		if v == nil || ignored(rt, k) {
 			continue
+		}
+		if p := byName[k]; p != nil {
+			if err := argType(p, v); err != nil {
+				return nil, nil, err
+			}
 		}
 		s := argText(v)
 		if inPath[k] {
@@ -318,6 +325,46 @@ func mcpArgs(rt *Route, raw json.RawMessage) (url.Values, map[string]string, err
 		}
 	}
 	return q, vars, nil
+}
+
+// argType holds an argument to the JSON type the tool's input schema declares for it
+// (MCPInputSchema): a number sent for a string (a token id as 6.6e+76) or an object
+// for a scalar would otherwise be stringified into a different value and run.
+func argType(p *Param, v any) error {
+	_, isStr := v.(string)
+	_, isNum := v.(json.Number)
+	switch p.Kind {
+	case Int:
+		if !isNum && !(isStr && p.Lenient) {
+			return p.fail(argText(v), "%s must be an integer", p.Name)
+		}
+	case Number:
+		if !isNum && !(isStr && p.Lenient) {
+			return p.fail(argText(v), "%s must be a finite number", p.Name)
+		}
+	case Bool:
+		if _, ok := v.(bool); !ok {
+			return badInput("%s must be true or false", p.Name)
+		}
+	case List:
+		if isStr {
+			return nil
+		}
+		items, ok := v.([]any)
+		if !ok {
+			return badInput("%s must be an array of strings", p.Name)
+		}
+		for _, it := range items {
+			if _, ok := it.(string); !ok {
+				return badInput("%s must be an array of strings", p.Name)
+			}
+		}
+	default: // String, Enum, Address
+		if !isStr {
+			return badInput("%s must be a string", p.Name)
+		}
+	}
+	return nil
 }
 
 // argText writes an argument the way it would travel in a query string.
@@ -373,6 +420,7 @@ func (a *API) mcpToolHandler(rt *Route) mcp.ToolHandler {
 					return toolError("budget store unavailable"), nil
 				}
 				if !d.Allowed {
+					a.Metrics.refused()
 					return toolError(fmt.Sprintf("hourly budget of %d requests spent; retry after %s",
 						d.Limit, d.Reset.UTC().Format(time.RFC3339))), nil
 				}

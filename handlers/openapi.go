@@ -438,7 +438,7 @@ func ParamSchema(p *Param) *Schema {
 			s.Pattern = "" // the route answers its own message for a malformed address
 		}
 	case List:
-		s.Type, s.Items = "array", &Schema{Type: "string"}
+		s.Type, s.Items = "array", &Schema{Type: "string", Pattern: p.Pattern}
 		if p.MaxItems > 0 {
 			s.MaxItems = &p.MaxItems
 		}
@@ -447,6 +447,7 @@ func ParamSchema(p *Param) *Schema {
 		if p.MaxLen > 0 {
 			s.MaxLength = &p.MaxLen
 		}
+		s.Pattern = p.Pattern
 	}
 	if p.Kind == Int || p.Kind == Number {
 		s.Minimum, s.Maximum = p.Min, p.Max

@@ -20,7 +20,7 @@ func predmktRoutes() []*Route {
 		Summary:     "Candles of one outcome token",
 		Description: "Bars from trades for 1m, 5m, 1h or 1d, oldest first; only intervals that traded. Prices are probabilities 0 to 1; volume is outcome-token shares. A window wider than limit is cut at its recent end: advance from to reach later bars.",
 		Params: []Param{
-			{Name: "token_id", Kind: String, Required: true, Doc: "outcome-token id (decimal digit string)",
+			{Name: "token_id", Kind: String, Pattern: TokenIDPattern, Message: "token_id %q is not an outcome-token id (a decimal digit string)", Required: true, Doc: "outcome-token id (decimal digit string)",
 				Example: "68783291989961754191311255821197966179714110417478218772409060504263891222377"},
 			{Name: "interval", Kind: Enum, Required: true, Enum: []string{"1m", "5m", "1h", "1d"},
 				EnumMessage: "interval %q is not one of 1m, 5m, 1h, 1d", Example: "1h"},
@@ -100,7 +100,7 @@ func predmktOrderbookRoute() *Route {
 		Summary:     "Order-book snapshot of one outcome token",
 		Description: "Levels of the book snapshot nearest at or before ts (the latest when ts is omitted), bids then asks, level 1 at the touch on each side, each (side, level) once. as_of_ts is the snapshot used, which can be old. A ts before the token's tape began answers [].",
 		Params: []Param{
-			{Name: "token_id", Kind: String, Required: true, Doc: "outcome-token id", Example: "68783291989961754191311255821197966179714110417478218772409060504263891222377"},
+			{Name: "token_id", Kind: String, Pattern: TokenIDPattern, Message: "token_id %q is not an outcome-token id (a decimal digit string)", Required: true, Doc: "outcome-token id", Example: "68783291989961754191311255821197966179714110417478218772409060504263891222377"},
 			{Name: "ts", Kind: Int, Doc: "epoch ms; default now"},
 			{Name: "depth", Kind: Int, Default: int64(25), Min: F(1), ClampHi: F(25), Doc: "levels per side; default 25, hard cap 25"},
 		},
@@ -122,8 +122,8 @@ func predmktEventsRoute() *Route {
 		Summary:     "Raw per-market event tape",
 		Description: "The recorder's tape from the archive's book_events files, ordered by (local_ts, seq, token_id), over the half-open window [from_ms, to_ms) of local_ts, at most 24 hours. Loop on has_more, passing next_cursor back as cursor. bids and asks are JSON text; numeric fields an event type does not populate are 0, text fields empty.",
 		Params: []Param{
-			{Name: "token_id", Kind: String, Doc: "one token; same as a one-element token_ids", Example: "68783291989961754191311255821197966179714110417478218772409060504263891222377"},
-			{Name: "token_ids", Kind: List, MaxItems: query.EventsMaxTokens,
+			{Name: "token_id", Kind: String, Pattern: TokenIDPattern, Message: "token_id %q is not an outcome-token id (a decimal digit string)", Doc: "one token; same as a one-element token_ids", Example: "68783291989961754191311255821197966179714110417478218772409060504263891222377"},
+			{Name: "token_ids", Kind: List, Pattern: TokenIDPattern, Message: "token_ids item %q is not an outcome-token id (a decimal digit string)", MaxItems: query.EventsMaxTokens,
 				ItemsMessage: "token_ids holds %d tokens; the maximum is 100", Doc: "comma-separated, at most 100; wins over token_id"},
 			{Name: "from_ms", Kind: Int, Required: true, Doc: "epoch ms, inclusive, on local_ts", Example: "1795172400000"},
 			{Name: "to_ms", Kind: Int, Required: true, Doc: "epoch ms, exclusive; greater than from_ms, at most 86,400,000 ms after it", Example: "1795176000000"},
@@ -137,8 +137,10 @@ func predmktEventsRoute() *Route {
 			if to <= from {
 				return nil, BadInput("to_ms (%d) must be greater than from_ms (%d)", to, from)
 			}
-			if to-from > query.EventsMaxWindowMs {
-				return nil, BadInput("window of %d ms exceeds the maximum of %d ms (24 hours)", to-from, query.EventsMaxWindowMs)
+			// The span in uint64: with to > from it is exact, where to - from in int64
+			// overflows for far-apart ends and would pass the check.
+			if span := uint64(to) - uint64(from); span > query.EventsMaxWindowMs {
+				return nil, BadInput("window of %d ms exceeds the maximum of %d ms (24 hours)", span, query.EventsMaxWindowMs)
 			}
 			toks := v.List("token_ids")
 			if len(toks) == 0 && v.Str("token_id") != "" {
@@ -156,6 +158,10 @@ func predmktEventsRoute() *Route {
 		},
 	}
 }
+
+// TokenIDPattern is an outcome-token id: a decimal digit string (a uint256 has at
+// most 78 digits). 6.6e+76, as a client encoding a large number sends it, is refused.
+const TokenIDPattern = `^[0-9]{1,78}$`
 
 // parseEventCursor reads <local_ts>:<seq>:<token_id>.
 func parseEventCursor(s string) (query.EventCursor, error) {
@@ -313,7 +319,7 @@ func predmktOHLCVExportRoute() *Route {
 		Summary:     "NDJSON export of every candle of one outcome token",
 		Description: "The bars of /v1/predmkt/ohlcv (same token_id, interval and inclusive from/to) as newline-delimited JSON, one CandleBar per line, oldest first, with no bar cap. Streamed as the store produces them. An empty series is an empty body.",
 		Params: []Param{
-			{Name: "token_id", Kind: String, Required: true, Doc: "outcome-token id (decimal digit string)",
+			{Name: "token_id", Kind: String, Pattern: TokenIDPattern, Message: "token_id %q is not an outcome-token id (a decimal digit string)", Required: true, Doc: "outcome-token id (decimal digit string)",
 				Example: "68783291989961754191311255821197966179714110417478218772409060504263891222377"},
 			{Name: "interval", Kind: Enum, Required: true, Enum: []string{"1m", "5m", "1h", "1d"},
 				EnumMessage: "interval %q is not one of 1m, 5m, 1h, 1d", Example: "1h"},
@@ -337,7 +343,7 @@ func predmktTradesRoute() *Route {
 		Description: "Each tape trade once, with its taker and maker and the taker's side, over the half-open window [from_ms, to_ms) of ts. At least one of condition_id, token_id and wallet (taker or maker) is required; they combine. Ordered by (ts, seq, token_id), newest first by default; page with nextCursor.",
 		Params: []Param{
 			{Name: "condition_id", Kind: String, Doc: "market id", Example: "0xbac0da3432c410142187ef4b128a069ee45024a147b8df901e46656164f693bb"},
-			{Name: "token_id", Kind: String, Doc: "outcome-token id"},
+			{Name: "token_id", Kind: String, Pattern: TokenIDPattern, Message: "token_id %q is not an outcome-token id (a decimal digit string)", Doc: "outcome-token id"},
 			{Name: "wallet", Kind: Address, Doc: "trades where this wallet was taker or maker"},
 			pmFromMs, pmToMs,
 			{Name: "order", Kind: Enum, Default: "desc", Enum: []string{"desc", "asc"}, Doc: "desc (newest first) or asc"},
@@ -450,7 +456,7 @@ func predmktWalletTradesRoute() *Route {
 		Description: "Every fill of the wallet (taker or maker) from its own side, over the half-open window [from_ms, to_ms) of ts, optionally on one market or token, newest first by (ts, seq, token_id); page with nextCursor.",
 		Params: []Param{pmWallet,
 			{Name: "condition_id", Kind: String, Doc: "only this market"},
-			{Name: "token_id", Kind: String, Doc: "only this outcome token"},
+			{Name: "token_id", Kind: String, Pattern: TokenIDPattern, Message: "token_id %q is not an outcome-token id (a decimal digit string)", Doc: "only this outcome token"},
 			pmFromMs, pmToMs, pmLimit(100, 1000), pmCursor},
 		Response: query.PredmktWalletTradesPage{},
 		MCP:      &MCPTool{Credits: 1, Name: "predmkt_wallet_trades", Description: "Recent fills of one prediction-market wallet: market, outcome, role, side, price, shares and USD."},

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"unicode/utf8"
 
 	"mdq/query"
 )
@@ -50,6 +52,7 @@ type Param struct {
 	ZeroIsDefault  bool   // 0 or an empty string resolve to Default (on-chain convention)
 	Lenient        bool   // an unparseable value is ignored (Default applies)
 	MaxLen         int    // String: longest accepted value
+	Pattern        string // String: a regular expression the whole value must match (OpenAPI pattern)
 	MaxItems       int    // List: most items accepted
 	ItemsMessage   string // List: error text over MaxItems; %d is the count
 	Message        string // error text for a malformed value (e.g. Bad EVM address ...)
@@ -160,6 +163,18 @@ func badInput(format string, args ...any) error {
 
 var addrRe = regexp.MustCompile(`^0x[0-9a-fA-F]{40}$`)
 
+// patterns caches the compiled Pattern of each parameter (the route table is static).
+var patterns sync.Map
+
+func patternRe(p string) *regexp.Regexp {
+	if re, ok := patterns.Load(p); ok {
+		return re.(*regexp.Regexp)
+	}
+	re := regexp.MustCompile(p)
+	patterns.Store(p, re)
+	return re
+}
+
 // IsAddress reports whether s is a 0x-prefixed 20-byte hex address.
 func IsAddress(s string) bool { return addrRe.MatchString(s) }
 
@@ -193,6 +208,11 @@ func (rt *Route) Parse(q url.Values, vars map[string]string) (Values, error) {
 			present = q.Has(p.Name)
 			raw = strings.TrimSpace(q.Get(p.Name))
 		}
+		if !utf8.ValidString(raw) {
+			// Refused here: DuckDB rejects invalid UTF-8 in a bound string, which would
+			// surface as a store failure (503) for what is the client's input.
+			return Values{}, badInput("%s is not valid UTF-8", p.Name)
+		}
 		val, sent, err := p.parse(raw, present)
 		if err != nil {
 			return Values{}, err
@@ -208,7 +228,9 @@ func (rt *Route) Parse(q url.Values, vars map[string]string) (Values, error) {
 // parse resolves one parameter; sent reports whether the client's value was used.
 func (p *Param) parse(raw string, present bool) (any, bool, error) {
 	zero := raw == "" || (p.ZeroIsDefault && isNumericZero(raw))
-	if !present || (p.ZeroIsDefault && zero) || (raw == "" && p.Kind != String) {
+	// An empty value of a required parameter is missing, whatever its kind: token_id=
+	// must not run the query for the empty token.
+	if !present || (p.ZeroIsDefault && zero) || (raw == "" && (p.Kind != String || p.Required)) {
 		if p.Required {
 			return nil, false, p.missing()
 		}
@@ -223,11 +245,13 @@ func (p *Param) parse(raw string, present bool) (any, bool, error) {
 			}
 			return nil, false, p.fail(raw, "%s must be an integer", p.Name)
 		}
-		f, err := p.bound(float64(i))
+		// Bounded as an integer: a float64 round trip turns 9223372036854775807 into
+		// its negative (2^63 does not fit back into an int64).
+		i, err = p.boundInt(i)
 		if err != nil {
 			return nil, false, err
 		}
-		return int64(f), true, nil
+		return i, true, nil
 	case Number:
 		f, err := strconv.ParseFloat(raw, 64)
 		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
@@ -272,6 +296,11 @@ func (p *Param) parse(raw string, present bool) (any, bool, error) {
 				items = append(items, s)
 			}
 		}
+		for _, it := range items {
+			if p.Pattern != "" && !patternRe(p.Pattern).MatchString(it) {
+				return nil, false, p.fail(it, "%s item %q does not match %s", p.Name, it, p.Pattern)
+			}
+		}
 		if len(items) == 0 {
 			if p.Required {
 				return nil, false, p.missing()
@@ -291,6 +320,9 @@ func (p *Param) parse(raw string, present bool) (any, bool, error) {
 	default: // String
 		if p.MaxLen > 0 && len(raw) > p.MaxLen {
 			return nil, false, badInput("%s is longer than %d characters", p.Name, p.MaxLen)
+		}
+		if p.Pattern != "" && !patternRe(p.Pattern).MatchString(raw) {
+			return nil, false, p.fail(raw, "%s does not match %s", p.Name, p.Pattern)
 		}
 		return raw, true, nil
 	}
@@ -332,6 +364,36 @@ func (p *Param) applied(def any) any {
 		}
 	}
 	return def
+}
+
+// boundInt is bound for integers, compared without leaving int64.
+func (p *Param) boundInt(i int64) (int64, error) {
+	if p.Min != nil && i < boundToInt(*p.Min) {
+		_, err := p.bound(math.Inf(-1)) // the range's message
+		return 0, err
+	}
+	if p.Max != nil && i > boundToInt(*p.Max) {
+		_, err := p.bound(math.Inf(1))
+		return 0, err
+	}
+	if p.ClampLo != nil && i < boundToInt(*p.ClampLo) {
+		i = boundToInt(*p.ClampLo)
+	}
+	if p.ClampHi != nil && i > boundToInt(*p.ClampHi) {
+		i = boundToInt(*p.ClampHi)
+	}
+	return i, nil
+}
+
+// boundToInt converts an integer-valued bound to int64, saturating at the type's ends.
+func boundToInt(f float64) int64 {
+	switch {
+	case f >= math.MaxInt64: // 2^63 as a float64
+		return math.MaxInt64
+	case f <= math.MinInt64:
+		return math.MinInt64
+	}
+	return int64(f) // bounds of integer parameters are whole numbers
 }
 
 // bound applies the accepted range (400 outside) and then the applied range (clamp).

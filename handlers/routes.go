@@ -33,10 +33,10 @@ func Lookup(area, name string) *Route {
 	return nil
 }
 
-// Health is the body of /healthz.
+// Health is the body of /healthz. It names no path: the route needs no credential,
+// and the lake's location on disk is nothing a caller needs.
 type Health struct {
 	Status string `json:"status"`
-	Lake   string `json:"lake"`
 	Now    string `json:"now" doc:"the server clock (pinned by --clock)"`
 }
 
@@ -49,7 +49,7 @@ func platformRoutes() []*Route {
 			if err := q.Ping(ctx); err != nil {
 				return nil, err
 			}
-			return Health{Status: "ok", Lake: q.Dir(), Now: q.Now().Format("2006-01-02T15:04:05Z")}, nil
+			return Health{Status: "ok", Now: q.Now().Format("2006-01-02T15:04:05Z")}, nil
 		},
 	}}
 }

@@ -178,7 +178,7 @@ func orderBy(t *Table) string {
 // without rows is discarded and final left as it was. It returns the rows copied.
 func copyAtomic(ctx context.Context, db Execer, t *Table, final, sel string, args []any, keepEmpty bool) (int64, error) {
 	// The temporary name starts with a dot and does not match any table glob.
-	tmp, err := os.CreateTemp(filepath.Dir(final), "."+filepath.Base(final)+".tmp-*")
+	tmp, err := CreateTemp(filepath.Dir(final), "."+filepath.Base(final)+".tmp-")
 	if err != nil {
 		return 0, err
 	}
@@ -226,7 +226,7 @@ func WriteFileAtomic(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	f, err := CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
 	if err != nil {
 		return err
 	}

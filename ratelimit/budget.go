@@ -2,10 +2,13 @@ package ratelimit
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"log/slog"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -27,8 +30,18 @@ type Bucket struct {
 // with Sec > since, ascending.
 type Counters interface {
 	Sync(ctx context.Context, push map[string][]Bucket, pull []string, since int64) (map[string][]Bucket, error)
+	// Reserve atomically adds up to n to key's bucket sec, no more than keeps the
+	// window's total (buckets with Sec > since) at most capacity, and returns what it
+	// granted and the window's buckets after it.
+	Reserve(ctx context.Context, key string, sec, since, n, capacity int64) (int64, []Bucket, error)
+	// Peers records process id as alive at now and returns how many processes were
+	// alive within peerTTL seconds (this one included).
+	Peers(ctx context.Context, id string, now int64) (int, error)
 	Close() error
 }
+
+// peerTTL is how long a process counts as serving after its last Sync (seconds).
+const peerTTL = 5
 
 // Ledger keeps what the budget logs but never enforces: credits and archive downloads.
 type Ledger interface {
@@ -68,6 +81,9 @@ type Limiter struct {
 	store  Counters
 	ledger Ledger
 
+	id    string       // this process, for Peers
+	peers atomic.Int64 // processes serving on the store, as of the last Sync
+
 	mu        sync.Mutex
 	counters  map[string]*counter
 	credits   map[creditKey]*CreditRow
@@ -85,6 +101,10 @@ type counter struct {
 	localSum  int64
 	loaded    bool
 	lastUse   int64
+	lease     int64 // units reserved in the store and not yet admitted (several processes)
+	leaseSec  int64 // the oldest second a unit of lease was reserved in
+
+	reserveFailed bool // the last Reserve failed: this request falls back to local counting
 }
 
 // NewLimiter returns a limiter over store; ledger may be nil.
@@ -92,7 +112,9 @@ func NewLimiter(store Counters, ledger Ledger, limit int) *Limiter {
 	if limit <= 0 {
 		limit = DefaultHourlyLimit
 	}
-	return &Limiter{Limit: limit, Now: time.Now, store: store, ledger: ledger,
+	var id [8]byte
+	rand.Read(id[:]) //nolint:errcheck
+	return &Limiter{Limit: limit, Now: time.Now, store: store, ledger: ledger, id: hex.EncodeToString(id[:]),
 		counters: map[string]*counter{}, credits: map[creditKey]*CreditRow{}}
 }
 
@@ -224,15 +246,83 @@ func (l *Limiter) counterFor(ctx context.Context, key string, sec int64) *counte
 // Spend counts units against p's budget, then compares: the request is counted
 // before the comparison (so exactly Limit are admitted per window) and a refused
 // request is itself counted.
+//
+// While more than one process serves on the store, each admits only units it reserved
+// there first (Reserve, a chunk at a time): a simultaneous burst on two processes can
+// then not admit the limit twice, since neither sees the other's unsynced counts.
 func (l *Limiter) Spend(ctx context.Context, p Principal, units int) (Decision, error) {
 	sec := l.Now().Unix()
-	c := l.counterFor(ctx, p.BudgetKey(), sec)
+	key := p.BudgetKey()
+	c := l.counterFor(ctx, key, sec)
 	defer l.mu.Unlock()
 	c.expire(sec)
-	c.add(sec, int64(units))
 	c.lastUse = sec
+	n := int64(units)
+	if l.peers.Load() > 1 {
+		if c.lease > 0 && c.leaseSec <= sec-windowSecs {
+			c.lease = 0 // reserved so long ago that it left the window
+		}
+		if c.lease < n {
+			c = l.reserve(ctx, key, c, sec, n)
+		}
+		if c.lease >= n {
+			c.lease -= n
+			if c.lease == 0 {
+				c.leaseSec = 0
+			}
+			d := l.decision(c, sec)
+			d.Allowed = true
+			return d, nil
+		}
+		if c.reserveFailed {
+			c.reserveFailed = false
+			c.add(sec, n) // the store is unreachable: the local count decides, as with one process
+			return l.decision(c, sec), nil
+		}
+		c.add(sec, n) // refused, and counted like every refused request
+		d := l.decision(c, sec)
+		d.Allowed = false
+		return d, nil
+	}
+	c.add(sec, n)
 	return l.decision(c, sec), nil
 }
+
+// reserve asks the store for a chunk of units (at least n) for key, with l.mu released
+// during the call; it returns the key's counter with l.mu held again.
+func (l *Limiter) reserve(ctx context.Context, key string, c *counter, sec, n int64) *counter {
+	want := max(n, int64(l.Limit)/leaseChunks, 1) - c.lease
+	// This process's unsynced counts are not in the store yet: they take capacity too.
+	capacity := int64(l.Limit) - c.localSum
+	since := sec - windowSecs
+	l.mu.Unlock()
+	granted, buckets, err := l.store.Reserve(ctx, key, sec, since, want, capacity)
+	l.mu.Lock()
+	if cur := l.counters[key]; cur != nil {
+		c = cur
+	} else {
+		l.counters[key] = c
+	}
+	if err != nil {
+		l.logger().Warn("budget reserve", "key", key, "err", err)
+		c.reserveFailed = true
+		return c
+	}
+	if granted > 0 {
+		if c.lease == 0 {
+			c.leaseSec = sec
+		}
+		c.lease += granted
+	}
+	c.setShared(buckets, since)
+	c.expire(sec)
+	return c
+}
+
+// leaseChunks: a reservation asks for a hundredth of the limit, so a process makes
+// about a hundred store round trips per window at full use, and at most that much per
+// process is reserved but not yet admitted.
+const leaseChunks = 100
 
 // Peek returns p's budget without spending.
 func (l *Limiter) Peek(ctx context.Context, p Principal) Decision {
@@ -371,6 +461,11 @@ func (l *Limiter) Sync(ctx context.Context) error {
 	sort.Strings(pull)
 
 	var errs []error
+	if n, err := l.store.Peers(ctx, l.id, sec); err != nil {
+		errs = append(errs, err)
+	} else {
+		l.peers.Store(int64(n))
+	}
 	got, err := l.store.Sync(ctx, push, pull, since)
 	if err != nil {
 		errs = append(errs, err)

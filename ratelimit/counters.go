@@ -2,7 +2,6 @@ package ratelimit
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"sync/atomic"
 )
@@ -10,12 +9,12 @@ import (
 // SQLiteCounters is the one-machine shared store: several mdq serve processes on one
 // lake merge their counts into access.db. Each Sync is one short write transaction.
 type SQLiteCounters struct {
-	db    *sql.DB
+	store *Store // its handle, read on each Sync: CheckFile may replace it
 	syncs atomic.Int64
 }
 
 // Counters returns the store's budget counters.
-func (s *Store) Counters() *SQLiteCounters { return &SQLiteCounters{db: s.db} }
+func (s *Store) Counters() *SQLiteCounters { return &SQLiteCounters{store: s} }
 
 // Close is a no-op: the Store owns the database.
 func (c *SQLiteCounters) Close() error { return nil }
@@ -23,8 +22,9 @@ func (c *SQLiteCounters) Close() error { return nil }
 // Sync implements Counters.
 func (c *SQLiteCounters) Sync(ctx context.Context, push map[string][]Bucket, pull []string, since int64) (map[string][]Bucket, error) {
 	prune := c.syncs.Add(1)%60 == 1
+	db := c.store.db()
 	if len(push) > 0 || prune {
-		tx, err := c.db.BeginTx(ctx, nil)
+		tx, err := db.BeginTx(ctx, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -56,7 +56,7 @@ func (c *SQLiteCounters) Sync(ctx context.Context, push map[string][]Bucket, pul
 	if len(pull) == 0 {
 		return out, nil
 	}
-	st, err := c.db.PrepareContext(ctx, `SELECT sec, n FROM budget_counts WHERE budget_key = ? AND sec > ? ORDER BY sec`)
+	st, err := db.PrepareContext(ctx, `SELECT sec, n FROM budget_counts WHERE budget_key = ? AND sec > ? ORDER BY sec`)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +86,7 @@ func (c *SQLiteCounters) Sync(ctx context.Context, push map[string][]Bucket, pul
 
 // AddCredits implements Ledger.
 func (s *Store) AddCredits(ctx context.Context, rows []CreditRow) error {
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.db().BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
@@ -103,7 +103,7 @@ func (s *Store) AddCredits(ctx context.Context, rows []CreditRow) error {
 
 // AddDownloads implements Ledger.
 func (s *Store) AddDownloads(ctx context.Context, rows []Download) error {
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.db().BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
@@ -119,14 +119,14 @@ func (s *Store) AddDownloads(ctx context.Context, rows []Download) error {
 
 // Credits implements Ledger.
 func (s *Store) Credits(ctx context.Context, credentialID, day string) (today, total int64, err error) {
-	err = s.db.QueryRowContext(ctx, `SELECT COALESCE(SUM(CASE WHEN day = ? THEN credits END), 0), COALESCE(SUM(credits), 0)
+	err = s.db().QueryRowContext(ctx, `SELECT COALESCE(SUM(CASE WHEN day = ? THEN credits END), 0), COALESCE(SUM(credits), 0)
 		FROM credits WHERE credential_id = ?`, day, credentialID).Scan(&today, &total)
 	return today, total, err
 }
 
 // Downloads returns the recorded archive downloads, newest last (operators, tests).
 func (s *Store) Downloads(ctx context.Context) ([]Download, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT credential_id, kind, user, path, bytes, range, status FROM archive_downloads ORDER BY id`)
+	rows, err := s.db().QueryContext(ctx, `SELECT credential_id, kind, user, path, bytes, range, status FROM archive_downloads ORDER BY id`)
 	if err != nil {
 		return nil, err
 	}
@@ -140,4 +140,66 @@ func (s *Store) Downloads(ctx context.Context) ([]Download, error) {
 		out = append(out, d)
 	}
 	return out, rows.Err()
+}
+
+// Reserve implements Counters in one write transaction (BEGIN IMMEDIATE: the
+// connection string asks for it), so two processes cannot both see room for the same
+// units.
+func (c *SQLiteCounters) Reserve(ctx context.Context, key string, sec, since, n, capacity int64) (int64, []Bucket, error) {
+	tx, err := c.store.db().BeginTx(ctx, nil)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer tx.Rollback() //nolint:errcheck
+	var used int64
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(n), 0) FROM budget_counts WHERE budget_key = ? AND sec > ?`,
+		key, since).Scan(&used); err != nil {
+		return 0, nil, err
+	}
+	granted := max(min(n, capacity-used), 0)
+	if granted > 0 {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO budget_counts(budget_key, sec, n) VALUES(?, ?, ?)
+			ON CONFLICT(budget_key, sec) DO UPDATE SET n = n + excluded.n`, key, sec, granted); err != nil {
+			return 0, nil, err
+		}
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT sec, n FROM budget_counts WHERE budget_key = ? AND sec > ? ORDER BY sec`, key, since)
+	if err != nil {
+		return 0, nil, err
+	}
+	var bs []Bucket
+	for rows.Next() {
+		var b Bucket
+		if err := rows.Scan(&b.Sec, &b.N); err != nil {
+			rows.Close()
+			return 0, nil, err
+		}
+		bs = append(bs, b)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, nil, err
+	}
+	return granted, bs, tx.Commit()
+}
+
+// Peers implements Counters.
+func (c *SQLiteCounters) Peers(ctx context.Context, id string, now int64) (int, error) {
+	tx, err := c.store.db().BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback() //nolint:errcheck
+	if _, err := tx.ExecContext(ctx, `INSERT INTO budget_processes(id, seen) VALUES(?, ?)
+		ON CONFLICT(id) DO UPDATE SET seen = excluded.seen`, id, now); err != nil {
+		return 0, err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM budget_processes WHERE seen < ?`, now-peerTTL); err != nil {
+		return 0, err
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM budget_processes`).Scan(&n); err != nil {
+		return 0, err
+	}
+	return n, tx.Commit()
 }

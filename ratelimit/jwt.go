@@ -36,7 +36,8 @@ type JWTVerifier struct {
 
 	JWKSRefresh time.Duration
 
-	mu        sync.Mutex
+	mu        sync.Mutex // guards the caches; never held across a network fetch
+	fetchMu   sync.Mutex // one JWKS fetch at a time
 	keys      map[string]crypto.PublicKey
 	fetchedAt time.Time
 	verified  map[[32]byte]cachedPrincipal
@@ -65,6 +66,7 @@ type jwtClaims struct {
 	Aud json.RawMessage `json:"aud"`
 	Exp *float64        `json:"exp"`
 	Nbf *float64        `json:"nbf"`
+	Iat *float64        `json:"iat"`
 	Jti string          `json:"jti"`
 }
 
@@ -91,17 +93,17 @@ func (v *JWTVerifier) Verify(ctx context.Context, token string) (Principal, erro
 	if err := decodeSegment(parts[0], &hdr); err != nil {
 		return Principal{}, invalid("header: %v", err)
 	}
+	if !acceptedAlg(hdr.Alg) {
+		return Principal{}, invalid("algorithm %q not accepted", hdr.Alg)
+	}
 	sig, err := base64.RawURLEncoding.DecodeString(parts[2])
 	if err != nil {
 		return Principal{}, invalid("signature encoding")
 	}
-	key, err := v.key(ctx, hdr.Kid)
-	if err != nil {
-		return Principal{}, err
-	}
-	if err := verifySig(hdr.Alg, key, []byte(parts[0]+"."+parts[1]), sig); err != nil {
-		return Principal{}, err
-	}
+	// The claims are checked before the signature (nothing is trusted until the
+	// signature holds): a token that is garbage, of another issuer or expired is 401
+	// without reaching the issuer's JWKS, so an unreachable issuer cannot turn it into
+	// a 503.
 	var c jwtClaims
 	if err := decodeSegment(parts[1], &c); err != nil {
 		return Principal{}, invalid("claims: %v", err)
@@ -115,15 +117,40 @@ func (v *JWTVerifier) Verify(ctx context.Context, token string) (Principal, erro
 	if c.Exp == nil {
 		return Principal{}, invalid("no exp")
 	}
-	exp := time.Unix(int64(*c.Exp), 0)
+	exp, err := claimTime("exp", *c.Exp)
+	if err != nil {
+		return Principal{}, err
+	}
 	if !now.Before(exp.Add(v.Leeway)) {
 		return Principal{}, invalid("expired")
 	}
-	if c.Nbf != nil && now.Add(v.Leeway).Before(time.Unix(int64(*c.Nbf), 0)) {
-		return Principal{}, invalid("not yet valid")
+	if c.Nbf != nil {
+		nbf, err := claimTime("nbf", *c.Nbf)
+		if err != nil {
+			return Principal{}, err
+		}
+		if now.Add(v.Leeway).Before(nbf) {
+			return Principal{}, invalid("not yet valid")
+		}
+	}
+	if c.Iat != nil {
+		iat, err := claimTime("iat", *c.Iat)
+		if err != nil {
+			return Principal{}, err
+		}
+		if now.Add(v.Leeway).Before(iat) {
+			return Principal{}, invalid("issued in the future")
+		}
 	}
 	if c.Sub == "" {
 		return Principal{}, invalid("no sub")
+	}
+	key, err := v.key(ctx, hdr.Kid)
+	if err != nil {
+		return Principal{}, err
+	}
+	if err := verifySig(hdr.Alg, key, []byte(parts[0]+"."+parts[1]), sig); err != nil {
+		return Principal{}, err
 	}
 	id := c.Jti
 	if id == "" {
@@ -137,6 +164,26 @@ func (v *JWTVerifier) Verify(ctx context.Context, token string) (Principal, erro
 	v.verified[th] = cachedPrincipal{p: p, until: exp.Add(v.Leeway)}
 	v.mu.Unlock()
 	return p, nil
+}
+
+// maxClaimTime bounds NumericDate claims: seconds up to the year 9999. A larger value
+// (1e300) does not fit an int64 and would convert to a negative time.
+const maxClaimTime = 253402300799
+
+// claimTime reads a NumericDate claim, refusing values outside [0, year 9999].
+func claimTime(name string, f float64) (time.Time, error) {
+	if !(f >= 0 && f <= maxClaimTime) { // also false for NaN
+		return time.Time{}, invalid("%s %g out of range", name, f)
+	}
+	return time.Unix(int64(f), 0), nil
+}
+
+func acceptedAlg(alg string) bool {
+	switch alg {
+	case "RS256", "RS384", "RS512", "ES256", "ES384":
+		return true
+	}
+	return false
 }
 
 func decodeSegment(seg string, v any) error {
@@ -205,41 +252,66 @@ func verifySig(alg string, key crypto.PublicKey, signed, sig []byte) error {
 }
 
 // key returns the public key named kid, fetching the JWKS when it is stale or does
-// not hold kid.
+// not hold kid. The fetch runs without the cache lock: a slow issuer delays only the
+// tokens that need the new keys; a token whose key is cached is served from the cache
+// (stale or not) while another request refreshes it.
 func (v *JWTVerifier) key(ctx context.Context, kid string) (crypto.PublicKey, error) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	now := v.Now()
-	stale := v.keys == nil || now.Sub(v.fetchedAt) >= v.JWKSRefresh
-	k, ok := v.keys[kid]
-	if kid == "" && len(v.keys) == 1 {
-		for _, only := range v.keys {
-			k, ok = only, true
-		}
-	}
+	k, ok, stale, fetchedAt := v.cached(kid)
 	if ok && !stale {
 		return k, nil
 	}
-	if stale || now.Sub(v.fetchedAt) >= minRefetch {
-		keys, err := v.fetch(ctx)
-		if err != nil {
-			if ok { // a failed refresh keeps the cached keys
-				return k, nil
-			}
-			return nil, fmt.Errorf("jwks %s: %w", v.JWKSURL, err)
-		}
-		v.keys, v.fetchedAt = keys, now
-		k, ok = keys[kid]
-		if kid == "" && len(keys) == 1 {
-			for _, only := range keys {
-				k, ok = only, true
-			}
-		}
+	now := v.Now()
+	if !stale && now.Sub(fetchedAt) < minRefetch {
+		return nil, invalid("unknown key id %q", kid) // refetched a moment ago
 	}
+	if ok {
+		if !v.fetchMu.TryLock() {
+			return k, nil // another request is refreshing; the cached key still holds
+		}
+	} else {
+		v.fetchMu.Lock()
+	}
+	defer v.fetchMu.Unlock()
+	// Another request may have fetched while this one waited.
+	if k2, ok2, stale2, fetchedAt2 := v.cached(kid); ok2 && !stale2 {
+		return k2, nil
+	} else if !stale2 && fetchedAt2.After(fetchedAt) {
+		return nil, invalid("unknown key id %q", kid)
+	}
+	keys, err := v.fetch(ctx)
+	if err != nil {
+		if ok { // a failed refresh keeps the cached keys
+			return k, nil
+		}
+		return nil, fmt.Errorf("jwks %s: %w", v.JWKSURL, err)
+	}
+	v.mu.Lock()
+	v.keys, v.fetchedAt = keys, now
+	v.mu.Unlock()
+	k, ok = pick(keys, kid)
 	if !ok {
 		return nil, invalid("unknown key id %q", kid)
 	}
 	return k, nil
+}
+
+// cached looks kid up in the key cache.
+func (v *JWTVerifier) cached(kid string) (k crypto.PublicKey, ok, stale bool, fetchedAt time.Time) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	k, ok = pick(v.keys, kid)
+	return k, ok, v.keys == nil || v.Now().Sub(v.fetchedAt) >= v.JWKSRefresh, v.fetchedAt
+}
+
+// pick finds kid in keys; a token without kid uses the only key of a one-key set.
+func pick(keys map[string]crypto.PublicKey, kid string) (crypto.PublicKey, bool) {
+	if kid == "" && len(keys) == 1 {
+		for _, only := range keys {
+			return only, true
+		}
+	}
+	k, ok := keys[kid]
+	return k, ok
 }
 
 type jwk struct {

@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"strconv"
 	"time"
@@ -90,4 +91,67 @@ func (r *RedisCounters) Sync(ctx context.Context, push map[string][]Bucket, pull
 		}
 	}
 	return out, nil
+}
+
+// reserveScript is Reserve in one atomic step on the server: sum the window's fields,
+// grant what fits, add it to the second's field, return the grant and the hash.
+var reserveScript = redis.NewScript(`
+local h = redis.call('HGETALL', KEYS[1])
+local since = tonumber(ARGV[1])
+local used = 0
+for i = 1, #h, 2 do
+  local s = tonumber(h[i])
+  if s and s > since then used = used + tonumber(h[i + 1]) end
+end
+local g = math.min(tonumber(ARGV[3]), tonumber(ARGV[4]) - used)
+if g > 0 then
+  redis.call('HINCRBY', KEYS[1], ARGV[2], g)
+  redis.call('EXPIRE', KEYS[1], tonumber(ARGV[5]))
+  h = redis.call('HGETALL', KEYS[1])
+else
+  g = 0
+end
+return {g, h}
+`)
+
+// Reserve implements Counters.
+func (r *RedisCounters) Reserve(ctx context.Context, key string, sec, since, n, capacity int64) (int64, []Bucket, error) {
+	res, err := reserveScript.Run(ctx, r.c, []string{r.prefix + key}, since, sec, n, capacity, int64(2*Window/time.Second)).Slice()
+	if err != nil {
+		return 0, nil, err
+	}
+	if len(res) != 2 {
+		return 0, nil, fmt.Errorf("reserve: unexpected reply %v", res)
+	}
+	granted, _ := res[0].(int64)
+	fields, _ := res[1].([]any)
+	var bs []Bucket
+	for i := 0; i+1 < len(fields); i += 2 {
+		f, _ := fields[i].(string)
+		v, _ := fields[i+1].(string)
+		s, err1 := strconv.ParseInt(f, 10, 64)
+		c, err2 := strconv.ParseInt(v, 10, 64)
+		if err1 == nil && err2 == nil && s > since {
+			bs = append(bs, Bucket{Sec: s, N: c})
+		}
+	}
+	sort.Slice(bs, func(a, b int) bool { return bs[a].Sec < bs[b].Sec })
+	return granted, bs, nil
+}
+
+// Peers implements Counters: a sorted set of process ids scored by last sync.
+func (r *RedisCounters) Peers(ctx context.Context, id string, now int64) (int, error) {
+	k := r.prefix + "processes"
+	var card *redis.IntCmd
+	_, err := r.c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.ZAdd(ctx, k, redis.Z{Score: float64(now), Member: id})
+		p.ZRemRangeByScore(ctx, k, "-inf", "("+strconv.FormatInt(now-peerTTL, 10))
+		card = p.ZCard(ctx, k)
+		p.Expire(ctx, k, time.Hour)
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return int(card.Val()), nil
 }

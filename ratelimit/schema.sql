@@ -28,6 +28,12 @@ CREATE TABLE IF NOT EXISTS budget_counts (
     n          INTEGER NOT NULL,
     PRIMARY KEY (budget_key, sec)
 ) WITHOUT ROWID;
+-- One row per serving process (random id) with the last second it synced: more than
+-- one recent row switches the limiters to reserving before admitting.
+CREATE TABLE IF NOT EXISTS budget_processes (
+    id   TEXT PRIMARY KEY,
+    seen INTEGER NOT NULL
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS credits (
     credential_id TEXT NOT NULL,
     user          TEXT NOT NULL,

@@ -11,11 +11,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	_ "modernc.org/sqlite" // the SQLite driver (pure Go)
@@ -48,9 +50,12 @@ const authCacheTTL = 5 * time.Second
 // Store is the SQLite credential store of one lake: users, API keys and OAuth access
 // tokens (hashes only), the shared budget counters, credits and archive downloads.
 type Store struct {
-	db  *sql.DB
-	now func() time.Time
-	jwt *JWTVerifier
+	dbp  atomic.Pointer[sql.DB] // swapped when access.db is replaced on disk (CheckFile)
+	path string
+	file os.FileInfo // the access.db the handle has open (its inode)
+	fmu  sync.Mutex  // serialises CheckFile
+	now  func() time.Time
+	jwt  *JWTVerifier
 
 	mu    sync.RWMutex
 	cache map[[32]byte]cachedPrincipal
@@ -67,21 +72,88 @@ func Open(dir string) (*Store, error) {
 		return nil, err
 	}
 	path := filepath.Join(dir, DBFile)
+	db, fi, err := openDB(path)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{path: path, file: fi, now: time.Now, cache: map[[32]byte]cachedPrincipal{}}
+	s.dbp.Store(db)
+	return s, nil
+}
+
+func openDB(path string) (*sql.DB, os.FileInfo, error) {
 	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	db.SetMaxOpenConns(4)
 	if _, err := db.Exec(schemaSQL); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("credential store %s: %w", path, err)
+		return nil, nil, fmt.Errorf("credential store %s: %w", path, err)
 	}
-	return &Store{db: db, now: time.Now, cache: map[[32]byte]cachedPrincipal{}}, nil
+	fi, err := os.Stat(path)
+	if err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	return db, fi, nil
+}
+
+// db is the current handle.
+func (s *Store) db() *sql.DB { return s.dbp.Load() }
+
+// CheckFile notices access.db deleted or replaced on disk (another inode at its path)
+// while this process holds the old one open: without it, keys created since answer
+// 401 and revocations are written where no one reads them. The old handle is closed
+// (which checkpoints into the old file and removes its WAL) and the file at the path
+// opened, created empty when it is gone. It reports whether it reopened.
+func (s *Store) CheckFile() (bool, error) {
+	s.fmu.Lock()
+	defer s.fmu.Unlock()
+	fi, err := os.Stat(s.path)
+	if err == nil && os.SameFile(fi, s.file) {
+		return false, nil
+	}
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return false, err
+	}
+	s.db().Close()
+	db, fi, err := openDB(s.path)
+	if err != nil {
+		return false, err
+	}
+	s.dbp.Store(db)
+	s.file = fi
+	s.mu.Lock()
+	clear(s.cache) // credentials of the old file are not trusted any longer
+	s.mu.Unlock()
+	return true, nil
+}
+
+// Watch runs CheckFile every interval until ctx ends, logging loudly when access.db
+// was deleted or replaced (keys of the deleted file no longer authenticate).
+func (s *Store) Watch(ctx context.Context, every time.Duration, log *slog.Logger) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			reopened, err := s.CheckFile()
+			switch {
+			case err != nil:
+				log.Error("credential store: access.db cannot be checked or reopened", "path", s.path, "err", err.Error())
+			case reopened:
+				log.Error("credential store: access.db was deleted or replaced on disk; reopened the file now at the path (keys of the old file no longer work)", "path", s.path)
+			}
+		}
+	}
 }
 
 // Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error { return s.db().Close() }
 
 // SetClock replaces the store's clock (tests).
 func (s *Store) SetClock(now func() time.Time) { s.now = now }
@@ -96,7 +168,7 @@ func (s *Store) EnsureUser(ctx context.Context, name string) error {
 	if !userRe.MatchString(name) {
 		return fmt.Errorf("user %q: use letters, digits and . _ @ + - (at most 128)", name)
 	}
-	_, err := s.db.ExecContext(ctx, `INSERT INTO users(name, created_at) VALUES(?, ?) ON CONFLICT(name) DO NOTHING`,
+	_, err := s.db().ExecContext(ctx, `INSERT INTO users(name, created_at) VALUES(?, ?) ON CONFLICT(name) DO NOTHING`,
 		name, s.now().Unix())
 	return err
 }
@@ -146,7 +218,7 @@ func (s *Store) CreateKey(ctx context.Context, user, label string) (KeyInfo, str
 	}
 	h := hashSecret(key)
 	now := s.now().UTC().Truncate(time.Second)
-	if _, err := s.db.ExecContext(ctx, `INSERT INTO api_keys(id, user, label, hash, created_at) VALUES(?, ?, ?, ?, ?)`,
+	if _, err := s.db().ExecContext(ctx, `INSERT INTO api_keys(id, user, label, hash, created_at) VALUES(?, ?, ?, ?, ?)`,
 		id, user, label, h[:], now.Unix()); err != nil {
 		return KeyInfo{}, "", err
 	}
@@ -155,7 +227,7 @@ func (s *Store) CreateKey(ctx context.Context, user, label string) (KeyInfo, str
 
 // ListKeys lists API keys, of one user when user is not empty.
 func (s *Store) ListKeys(ctx context.Context, user string) ([]KeyInfo, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, user, label, created_at, revoked_at FROM api_keys
+	rows, err := s.db().QueryContext(ctx, `SELECT id, user, label, created_at, revoked_at FROM api_keys
 		WHERE ? = '' OR user = ? ORDER BY created_at, id`, user, user)
 	if err != nil {
 		return nil, err
@@ -194,13 +266,13 @@ func (s *Store) RevokeToken(ctx context.Context, id string) error {
 
 func (s *Store) revoke(ctx context.Context, table, id string) error {
 	// table is one of two constants above, never input.
-	res, err := s.db.ExecContext(ctx, `UPDATE `+table+` SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL`, s.now().Unix(), id)
+	res, err := s.db().ExecContext(ctx, `UPDATE `+table+` SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL`, s.now().Unix(), id)
 	if err != nil {
 		return err
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		var one int
-		if err := s.db.QueryRowContext(ctx, `SELECT 1 FROM `+table+` WHERE id = ?`, id).Scan(&one); errors.Is(err, sql.ErrNoRows) {
+		if err := s.db().QueryRowContext(ctx, `SELECT 1 FROM `+table+` WHERE id = ?`, id).Scan(&one); errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("%s: %w", id, ErrNotFound)
 		}
 	}
@@ -225,7 +297,7 @@ func (s *Store) IssueToken(ctx context.Context, user string, ttl time.Duration) 
 	h := hashSecret(tok)
 	now := s.now().UTC().Truncate(time.Second)
 	exp := now.Add(ttl)
-	if _, err := s.db.ExecContext(ctx, `INSERT INTO oauth_tokens(id, user, hash, created_at, expires_at) VALUES(?, ?, ?, ?, ?)`,
+	if _, err := s.db().ExecContext(ctx, `INSERT INTO oauth_tokens(id, user, hash, created_at, expires_at) VALUES(?, ?, ?, ?, ?)`,
 		id, user, h[:], now.Unix(), exp.Unix()); err != nil {
 		return TokenInfo{}, "", err
 	}
@@ -234,7 +306,7 @@ func (s *Store) IssueToken(ctx context.Context, user string, ttl time.Duration) 
 
 // ListTokens lists self-issued access tokens, of one user when user is not empty.
 func (s *Store) ListTokens(ctx context.Context, user string) ([]TokenInfo, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, user, created_at, expires_at, revoked_at FROM oauth_tokens
+	rows, err := s.db().QueryContext(ctx, `SELECT id, user, created_at, expires_at, revoked_at FROM oauth_tokens
 		WHERE ? = '' OR user = ? ORDER BY created_at, id`, user, user)
 	if err != nil {
 		return nil, err
@@ -306,10 +378,10 @@ func (s *Store) authSecret(ctx context.Context, secret, prefix string) (Principa
 	)
 	if prefix == keyPrefix {
 		kind = KindAPIKey
-		err = s.db.QueryRowContext(ctx, `SELECT user, hash, revoked_at FROM api_keys WHERE id = ?`, id).Scan(&user, &stored, &revoked)
+		err = s.db().QueryRowContext(ctx, `SELECT user, hash, revoked_at FROM api_keys WHERE id = ?`, id).Scan(&user, &stored, &revoked)
 	} else {
 		kind = KindOAuth
-		err = s.db.QueryRowContext(ctx, `SELECT user, hash, revoked_at, expires_at FROM oauth_tokens WHERE id = ?`, id).Scan(&user, &stored, &revoked, &exp)
+		err = s.db().QueryRowContext(ctx, `SELECT user, hash, revoked_at, expires_at FROM oauth_tokens WHERE id = ?`, id).Scan(&user, &stored, &revoked, &exp)
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return Principal{}, fmt.Errorf("%w: unknown", ErrInvalidCredential)
@@ -348,4 +420,4 @@ func (s *Store) remember(h [32]byte, p Principal, until time.Time) {
 }
 
 // DB exposes the handle to the counter store and tests.
-func (s *Store) DB() *sql.DB { return s.db }
+func (s *Store) DB() *sql.DB { return s.db() }

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -34,6 +37,10 @@ func init() {
 // syncInterval is how often each serve process merges its budget counts into the
 // shared store (SQLite or Redis) and reads the other processes' counts.
 const syncInterval = time.Second
+
+// storeCheckInterval is how often serve checks that access.db is still the file it has
+// open (deleted or replaced: reopened).
+const storeCheckInterval = 2 * time.Second
 
 // archiveRefreshInterval is how often serve checks whether the archive changed and
 // regenerates manifest.json and the samples.
@@ -121,6 +128,9 @@ func accessHook(ctx context.Context, cfg *Config, cmd *cobra.Command, api *handl
 		return nil, err
 	}
 	cleanups = append(cleanups, func() { store.Close() })
+	watchDone := make(chan struct{})
+	go func() { defer close(watchDone); store.Watch(bg, storeCheckInterval, log) }()
+	cleanups = append(cleanups, func() { cancel(); <-watchDone })
 	if issuer != "" {
 		store.SetJWTVerifier(ratelimit.NewJWTVerifier(issuer, aud, jwks))
 		api.Issuer = issuer // published by /.well-known/oauth-protected-resource
@@ -301,9 +311,19 @@ const (
 
 // newDevKeyCmd creates a fresh development key on every run, revoking the previous
 // ones, and prints it. Nothing but its hash is stored.
+// devKeyFile keeps the development key in the lake directory, readable by its owner
+// only, so that a second `make run` prints the same key instead of revoking the one a
+// running server's users hold. It is the one clear-text key mdq keeps, for user dev on a
+// development lake; access.db still holds only its hash.
+const devKeyFile = ".mdq-dev-key"
+
 func newDevKeyCmd(cfg *Config) *cobra.Command {
-	return &cobra.Command{
-		Use: "dev-key", Short: "Create and print a development API key (user dev); earlier dev keys are revoked", Args: cobra.NoArgs,
+	var fresh bool
+	cmd := &cobra.Command{
+		Use: "dev-key", Short: "Print the development API key (user dev): the saved one while it is valid, else a new one", Args: cobra.NoArgs,
+		Long: "Prints the development API key of user dev. The key is saved in DATA/" + devKeyFile + " (mode 0600); " +
+			"while it is valid the same key is printed again, so running `make run` twice does not invalidate a key in use. " +
+			"A new key is created (and earlier dev keys revoked) only when the saved one is missing, revoked or unknown, or with --new.",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			s, err := openStore(cfg)
 			if err != nil {
@@ -311,10 +331,30 @@ func newDevKeyCmd(cfg *Config) *cobra.Command {
 			}
 			defer s.Close()
 			ctx := cmd.Context()
+			out := cmd.OutOrStdout()
+			path := filepath.Join(cfg.Data, devKeyFile)
+			if !fresh {
+				if b, err := os.ReadFile(path); err == nil {
+					saved := strings.TrimSpace(string(b))
+					if p, err := s.Authenticate(ctx, saved, ""); err == nil && p.User == devUser {
+						fmt.Fprintf(out, "development API key for user %s (still valid, reused); send it as X-API-Key:\n", devUser)
+						fmt.Fprintln(out, saved)
+						return nil
+					}
+				}
+			}
 			old, err := s.ListKeys(ctx, devUser)
 			if err != nil {
 				return err
 			}
+			_, key, err := s.CreateKey(ctx, devUser, devLabel)
+			if err != nil {
+				return err
+			}
+			if err := writePrivate(path, key+"\n"); err != nil {
+				return err
+			}
+			// Revoked only once the new key is created and saved: no window without a key.
 			for _, k := range old {
 				if k.Label == devLabel && k.RevokedAt == nil {
 					if err := s.RevokeKey(ctx, k.ID); err != nil {
@@ -322,14 +362,24 @@ func newDevKeyCmd(cfg *Config) *cobra.Command {
 					}
 				}
 			}
-			_, key, err := s.CreateKey(ctx, devUser, devLabel)
-			if err != nil {
-				return err
-			}
-			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "development API key for user %s (earlier dev keys revoked); send it as X-API-Key:\n", devUser)
+			fmt.Fprintf(out, "development API key for user %s (new; earlier dev keys revoked); send it as X-API-Key:\n", devUser)
 			fmt.Fprintln(out, key)
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&fresh, "new", false, "create a new key and revoke the earlier dev keys even when the saved one is valid")
+	return cmd
+}
+
+// writePrivate writes a file readable by its owner only, atomically.
+func writePrivate(path, text string) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(text), 0o600); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp, 0o600); err != nil { // an existing tmp keeps its mode otherwise
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, path)
 }

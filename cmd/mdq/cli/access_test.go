@@ -114,8 +114,16 @@ func TestKeysTokensDevKeyCLI(t *testing.T) {
 	if tok := lastLine(out); code != 0 || !strings.HasPrefix(tok, "mdqt_") {
 		t.Fatalf("tokens issue: %q", out)
 	}
+	// dev-key run twice (make run twice) prints the same key: the first is still valid.
 	d1, _ := run(t, "dev-key", "--data", data)
-	d2, _ := run(t, "dev-key", "--data", data)
+	d1again, _ := run(t, "dev-key", "--data", data)
+	if lastLine(d1) != lastLine(d1again) || !strings.Contains(d1again, "reused") {
+		t.Fatalf("second dev-key changed a valid key: %q then %q", d1, d1again)
+	}
+	if st, err := os.Stat(filepath.Join(data, devKeyFile)); err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("saved dev key: %v", err)
+	}
+	d2, _ := run(t, "dev-key", "--data", data, "--new")
 	k1, k2 := lastLine(d1), lastLine(d2)
 	if k1 == k2 || !strings.HasPrefix(k2, "mdq_") {
 		t.Fatalf("dev keys %q %q", k1, k2)
@@ -127,6 +135,17 @@ func TestKeysTokensDevKeyCLI(t *testing.T) {
 	}
 	if _, err := s.Authenticate(context.Background(), k2, ""); err != nil {
 		t.Fatal(err)
+	}
+	// A revoked saved key is replaced.
+	info, _ := s.ListKeys(context.Background(), devUser)
+	for _, k := range info {
+		if k.RevokedAt == nil {
+			s.RevokeKey(context.Background(), k.ID) //nolint:errcheck
+		}
+	}
+	d3, _ := run(t, "dev-key", "--data", data)
+	if k3 := lastLine(d3); k3 == k2 || !strings.Contains(d3, "new") {
+		t.Fatalf("a revoked saved key was printed again: %q", d3)
 	}
 }
 

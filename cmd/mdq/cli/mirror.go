@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sync"
 	"time"
 
@@ -30,19 +32,42 @@ func newMirrorCmd(cfg *Config) *cobra.Command {
 			if from == "" {
 				return fmt.Errorf("--from is required")
 			}
+			if key == "" {
+				key = os.Getenv("MDQ_KEY") // a key on the command line ends up in shell history
+			}
+			from = archive.NormalizeBase(from)
 			p := newByteProgress(cmd.ErrOrStderr())
 			res, err := archive.Mirror(cmd.Context(), archive.MirrorOptions{
 				From: from, Key: key, DataDir: cfg.Data, Include: include, Parallel: parallel, Retries: retries,
 				OnTotal: p.start, OnBytes: p.add, OnFile: p.file,
 			})
 			p.done()
+			errw := cmd.ErrOrStderr()
+			for _, g := range res.Unmatched {
+				fmt.Fprintf(errw, "mirror: warning: --include %q selects no file of the remote manifest\n", g)
+			}
+			if errors.Is(err, archive.ErrUnauthorized) {
+				// One line, not one per file: every file would be refused alike.
+				return fmt.Errorf("%w: pass a valid key with --key or MDQ_KEY", err)
+			}
 			fmt.Fprintf(cmd.OutOrStdout(), "mirror %s: %d files selected, %d already current, %d downloaded (%d resumed), %.1f MB received\n",
 				from, res.Files, res.Skipped, res.Downloaded, res.Resumed, float64(res.Bytes)/1e6)
+			if cmd.Context().Err() != nil {
+				fmt.Fprintf(cmd.OutOrStdout(), "mirror interrupted: %d downloaded, %d remain; run the same command again to resume\n",
+					res.Downloaded, len(res.Remaining))
+				for i, r := range res.Remaining {
+					if i == 20 {
+						fmt.Fprintf(cmd.OutOrStdout(), "  ... and %d more\n", len(res.Remaining)-20)
+						break
+					}
+					fmt.Fprintf(cmd.OutOrStdout(), "  remaining: %s\n", r)
+				}
+			}
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&from, "from", "", "base URL of the remote mdq, e.g. https://host:8080")
-	cmd.Flags().StringVar(&key, "key", "", "API key for the remote archive (X-API-Key)")
+	cmd.Flags().StringVar(&from, "from", "", "base URL of the remote mdq, e.g. https://host:8080, or host:port (http)")
+	cmd.Flags().StringVar(&key, "key", "", "API key for the remote archive (X-API-Key); default $MDQ_KEY")
 	cmd.Flags().StringSliceVar(&include, "include", nil, "only paths matching this glob (repeatable)")
 	cmd.Flags().IntVar(&parallel, "parallel", 4, "concurrent downloads")
 	cmd.Flags().IntVar(&retries, "retries", 5, "resumed attempts per file after a cut transfer")

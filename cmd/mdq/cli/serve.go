@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -20,6 +21,8 @@ type serveFlags struct {
 	clock        string
 	queryTimeout time.Duration
 	logLevel     string
+	metrics      bool
+	accessLog    string
 }
 
 func newServeCmd(cfg *Config) *cobra.Command {
@@ -36,6 +39,8 @@ func newServeCmd(cfg *Config) *cobra.Command {
 	cmd.Flags().StringVar(&f.clock, "clock", "", "pin \"now\" to this RFC3339 time (reproducible analysis and tests)")
 	cmd.Flags().DurationVar(&f.queryTimeout, "query-timeout", 30*time.Second, "per-query timeout")
 	cmd.Flags().StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	cmd.Flags().BoolVar(&f.metrics, "metrics", true, "serve Prometheus metrics at /metrics (no key needed: counts and latencies per route, no paths or keys)")
+	cmd.Flags().StringVar(&f.accessLog, "access-log", "all", "access log volume: all, off, errors (status >= 400), or a share of requests to log such as 0.1 (errors always logged)")
 	for _, fh := range serveFlagHooks {
 		fh(cmd)
 	}
@@ -84,7 +89,15 @@ func runServe(ctx context.Context, cfg *Config, f *serveFlags, cmd *cobra.Comman
 		return err
 	}
 	defer q.Close()
-	api := &handlers.API{Q: q, Log: log}
+	accessLog, err := handlers.ParseAccessLog(f.accessLog)
+	if err != nil {
+		return err
+	}
+	api := &handlers.API{Q: q, Log: log, AccessLog: accessLog}
+	if f.metrics {
+		api.Metrics = handlers.NewMetrics(q)
+		api.Mounts = append(api.Mounts, handlers.Mount{Prefix: "/metrics", Handler: api.Metrics.Handler()})
+	}
 	for _, hook := range serveHooks {
 		cleanup, err := hook(ctx, cfg, cmd, api)
 		if err != nil {
@@ -99,8 +112,16 @@ func runServe(ctx context.Context, cfg *Config, f *serveFlags, cmd *cobra.Comman
 	if err != nil {
 		return err
 	}
+	// inflight counts running handlers, so that shutdown can wait for the ones it cut
+	// to write their access-log line.
+	var inflight sync.WaitGroup
+	h := api.Handler()
 	srv := &http.Server{
-		Handler:           api.Handler(),
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			inflight.Add(1)
+			defer inflight.Done()
+			h.ServeHTTP(w, r)
+		}),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       120 * time.Second,
@@ -129,6 +150,15 @@ func runServe(ctx context.Context, cfg *Config, f *serveFlags, cmd *cobra.Comman
 	if err := srv.Shutdown(sctx); err != nil {
 		log.Warn("grace period over; closing the connections still open", "err", err)
 		srv.Close() //nolint:errcheck
+		// The cut handlers see their connection closed (an archive download's pacing
+		// wakes on it) and return; their access-log lines are written before exit.
+		waited := make(chan struct{})
+		go func() { inflight.Wait(); close(waited) }()
+		select {
+		case <-waited:
+		case <-time.After(cutHandlersWait):
+			log.Warn("handlers still running after the connections were closed")
+		}
 	}
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
@@ -136,6 +166,9 @@ func runServe(ctx context.Context, cfg *Config, f *serveFlags, cmd *cobra.Comman
 	log.Info("stopped")
 	return nil
 }
+
+// cutHandlersWait bounds the wait for handlers cut at the end of the grace period.
+const cutHandlersWait = 3 * time.Second
 
 // ShutdownGrace is how long in-flight requests get after SIGTERM or SIGINT; with the
 // stopping of background builds after it (query.CloseGrace bounds that, and they were
