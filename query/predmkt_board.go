@@ -182,7 +182,9 @@ func (q *Queries) computeBoard(ctx context.Context, hour time.Time) (*Board, err
 	ctx, cancel := q.ctx(ctx)
 	defer cancel()
 	const op = "predmkt board"
-	rows, err := q.db.QueryContext(ctx, predmktBoardSQL, q.Now().UnixMilli())
+	// The board is as of the start of its hour (built_ts), whenever in the hour it is
+	// computed, so every process and `mdq rebuild` build the same rows for one hour.
+	rows, err := q.db.QueryContext(ctx, predmktBoardSQL, hour.UnixMilli())
 	if err != nil {
 		return nil, wrap(ctx, op, err)
 	}

@@ -125,7 +125,7 @@ func TestLakeCutKeepsWhatWasKnown(t *testing.T) {
 				cond = "epoch_us(" + col + ") > " + itoa(at.UnixMicro())
 			}
 		}
-		if err := db.QueryRow("SELECT count(*), count(*) FILTER (WHERE " + cond + ") FROM read_parquet(" + list + ", union_by_name = true)").Scan(&total, &later); err != nil {
+		if err := db.QueryRow("SELECT count(*), count(*) FILTER (WHERE "+cond+") FROM read_parquet("+list+", union_by_name = true)").Scan(&total, &later); err != nil {
 			t.Fatalf("%s: %v", tb.Name, err)
 		}
 		return total, later
