@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -34,7 +36,30 @@ func pitFull(t *testing.T) string {
 	pit.Lock()
 	defer pit.Unlock()
 	if pit.full == "" {
-		pit.full = testlake.Copy(t)
+		// Not t.TempDir: the copy outlives the test that made it (stores stay open).
+		dst, err := os.MkdirTemp("", "mdq-pit-full-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := testlake.Tiny(t)
+		err = filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(src, p)
+			if info.IsDir() {
+				return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+			}
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pit.full = dst
 	}
 	return pit.full
 }
