@@ -140,6 +140,15 @@ func (q *Queries) predmktBoard(ctx context.Context) (*Board, error) {
 	if b := st.cur.Load(); b != nil && b.Hour.Equal(hour) {
 		return b, nil
 	}
+	if q.asOf {
+		// A request's as_of in another hour: the lake's board when it was built for that
+		// hour, else computed now; neither replaces the board served at the store clock.
+		b, err := q.loadBoard(ctx, hour)
+		if err != nil || b != nil {
+			return b, err
+		}
+		return q.computeBoard(ctx, hour)
+	}
 	if b := st.cur.Load(); b != nil && !st.mu.TryLock() {
 		return b, nil
 	} else if b == nil {
