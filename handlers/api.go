@@ -164,6 +164,7 @@ func areaOf(path string) string {
 type Result struct {
 	Data any
 	Err  error
+	AsOf time.Time // the clock the route answered at (as_of, or the serving clock)
 }
 
 // Exec parses and runs a route without HTTP: the one path shared by REST, the CLI and
@@ -176,8 +177,12 @@ func (a *API) Exec(ctx context.Context, rt *Route, q url.Values, vars map[string
 	if rt.Run == nil {
 		return Result{Err: errors.New("route has no runner")}
 	}
-	data, err := rt.Run(ctx, a.Q, v)
-	return Result{Data: data, Err: err}
+	st, at, err := storeAt(a.Q, v)
+	if err != nil {
+		return Result{Err: err}
+	}
+	data, err := rt.Run(ctx, st, v)
+	return Result{Data: data, Err: err, AsOf: at}
 }
 
 // wrap turns a route into an http.Handler: credential, budget, parameters, query,
@@ -219,10 +224,16 @@ func (a *API) wrap(rt *Route) http.Handler {
 			a.fail(w, r, rt, err)
 			return
 		}
+		st, at, err := storeAt(a.Q, v)
+		if err != nil {
+			a.fail(w, r, rt, err)
+			return
+		}
+		setAsOfHeader(w.Header(), rt, at)
 		if rt.Stream != nil {
 			w.Header().Set("Content-Type", rt.ContentType)
 			sw := &firstWriteWriter{w: w}
-			if err := rt.Stream(ctx, a.Q, v, sw); err != nil {
+			if err := rt.Stream(ctx, st, v, sw); err != nil {
 				if !sw.wrote {
 					// Nothing was sent yet: the client gets the error's status and body.
 					a.fail(w, r, rt, err)
@@ -233,7 +244,7 @@ func (a *API) wrap(rt *Route) http.Handler {
 			return
 		}
 		ctx, asOf := query.WithDataAsOf(ctx)
-		data, err := rt.Run(ctx, a.Q, v)
+		data, err := rt.Run(ctx, st, v)
 		if err != nil {
 			a.fail(w, r, rt, err)
 			return

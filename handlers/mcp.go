@@ -452,7 +452,12 @@ func (a *API) mcpToolHandler(rt *Route) mcp.ToolHandler {
 			a.Budget.LogCredits(ctx, p, "mcp:"+rt.MCP.Name, rt.MCP.Credits)
 		}
 		body := buf.Bytes()
+		var meta mcp.Meta
+		if !res.AsOf.IsZero() {
+			meta = mcp.Meta{"as_of": formatAsOf(res.AsOf)} // the clock the tool answered at
+		}
 		return &mcp.CallToolResult{
+			Meta:              meta,
 			Content:           []mcp.Content{&mcp.TextContent{Text: string(body)}},
 			StructuredContent: json.RawMessage(bytes.TrimRight(body, "\n")),
 		}, nil

@@ -19,6 +19,7 @@ func Routes() []*Route {
 		for _, part := range [][]*Route{platformRoutes(), accessRoutes(), onchainRoutes(), predmktRoutes(), predmktCategoryRoutes(), perpdexRoutes(), perpdexVaultRoutes()} {
 			routes = append(routes, part...)
 		}
+		routes = withAsOf(routes)
 	})
 	return routes
 }

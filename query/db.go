@@ -55,12 +55,20 @@ type Options struct {
 	NoGoLimit bool
 }
 
-// Queries owns the in-process DuckDB over one lake.
+// Queries owns the in-process DuckDB over one lake. Its shared state (the database,
+// caches, background builds) is the embedded store; the clock is its own, so At can
+// give a view of the same store answering at an earlier time (a request's as_of).
 type Queries struct {
+	*store
+	now  func() time.Time
+	asOf bool // a view made by At: builds for its time are not cached nor published
+}
+
+// store is the state every view of one store shares.
+type store struct {
 	db      *sql.DB
 	dir     string
 	timeout time.Duration
-	now     func() time.Time
 	log     *slog.Logger
 	ext     sync.Map // per-store state of route files (in-memory caches), keyed by a type each file owns
 
@@ -128,8 +136,8 @@ func Open(ctx context.Context, dir string, opt Options) (*Queries, error) {
 	if !opt.NoGoLimit {
 		debug.SetMemoryLimit(b.Go)
 	}
-	q := &Queries{db: db, dir: dir, timeout: opt.Timeout, now: opt.Now, log: opt.Logger, budget: b, serveStale: opt.ServeStale,
-		ownSpill: opt.TempDir == ""}
+	q := &Queries{store: &store{db: db, dir: dir, timeout: opt.Timeout, log: opt.Logger, budget: b, serveStale: opt.ServeStale,
+		ownSpill: opt.TempDir == ""}, now: opt.Now}
 	q.life, q.stop = context.WithCancel(context.Background())
 	if q.timeout <= 0 {
 		q.timeout = 30 * time.Second
@@ -245,6 +253,19 @@ func (q *Queries) Dir() string { return q.dir }
 
 // Now returns the store's clock reading.
 func (q *Queries) Now() time.Time { return q.now().UTC() }
+
+// At returns a view of the store whose clock reads t (a request's as_of): the same
+// database, views and caches, every window measured from t. Hourly boards and derived
+// state of t's hour are read from the caches and the lake when they hold that hour and
+// computed on demand otherwise, without replacing what the store serves at its own
+// clock (At never publishes). Closing the view closes nothing; close the store.
+func (q *Queries) At(t time.Time) *Queries {
+	t = t.UTC()
+	return &Queries{store: q.store, now: func() time.Time { return t }, asOf: true}
+}
+
+// IsAsOf reports whether q is a view made by At.
+func (q *Queries) IsAsOf() bool { return q.asOf }
 
 // DB exposes the handle for the analyst SQL console and benchmarks.
 func (q *Queries) DB() DBTX { return q.db }

@@ -55,6 +55,17 @@ func (h *hourly[T]) get(ctx context.Context, q *Queries, key string, at time.Tim
 		recordAsOf(ctx, cur.at)
 		return cur.v, cur.at, nil
 	}
+	if q.asOf {
+		// A request's as_of: the value of its own hour, computed on demand within the
+		// request's budget and not cached (it would evict the serving hour's value), and
+		// never the previous hour's while it builds.
+		h.mu.Unlock()
+		v, err := build(ctx, at)
+		if err == nil {
+			recordAsOf(ctx, at)
+		}
+		return v, at, err
+	}
 	bl := h.pending[key]
 	if bl == nil || !bl.at.Equal(at) || bl.sig != sig {
 		bl = &hourBuild[T]{at: at, sig: sig, done: make(chan struct{})}

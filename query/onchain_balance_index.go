@@ -179,6 +179,9 @@ func (x *ocBalIndex) balances(chain, address string, until int64, minUSD float64
 	}
 	rs := make([]row, 0, r[1]-r[0])
 	for i := r[0]; i < r[1]; i++ {
+		if ch.asOf[i] > until {
+			continue // read after the clock: not yet known (point in time)
+		}
 		t := &ch.toks[ch.tok[i]]
 		k := sort.Search(len(t.hours), func(j int) bool { return t.hours[j] > until })
 		g := row{i: i}

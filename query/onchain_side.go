@@ -39,14 +39,13 @@ func (q *Queries) onchainSide(ctx context.Context) error {
 				if err != nil {
 					return &StoreError{Op: "onchain side tables", Err: err}
 				}
-				text := t.build
+				// Without files the source view is the empty typed view: the copy is
+				// empty too, so a lake cut before the first balance read answers with
+				// no balance rather than failing (point in time).
 				if len(files) == 0 {
-					// No source view: drop any copy, so a query reading it fails as one
-					// reading the missing view did.
-					text = "DROP TABLE IF EXISTS " + t.table
 					all = false
 				}
-				if _, err := q.db.ExecContext(bctx, text); err != nil {
+				if _, err := q.db.ExecContext(bctx, t.build); err != nil {
 					return wrap(bctx, "onchain side tables", err)
 				}
 				if t.src == lake.OnchainTokens {

@@ -152,8 +152,8 @@ func (q *Queries) cohortsPublished(st *pdCohortState) bool {
 func (q *Queries) perpdexCohortsEnsure(ctx context.Context) error {
 	st := q.pdCohortState()
 	hour := q.Now().Truncate(time.Hour)
-	if st.checked.Load() == hour.Unix() {
-		return nil
+	if st.checked.Load() == hour.Unix() || q.asOf {
+		return nil // an as_of view reads what is published; it never publishes
 	}
 	// Another store or process (mdq rebuild, mdq demo) may have published the first
 	// files since this store made its views: an empty placeholder view would hide them.

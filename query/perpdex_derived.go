@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,7 +22,15 @@ import (
 var (
 	perpdexClosedTradesSQL = sqlfiles.MustRead("perpdex/closed_trades.sql")
 	perpdexWalletTradesSQL = sqlfiles.MustRead("perpdex/closed_trades_index.sql")
+	// perpdexWalletTradesAtSQL reconstructs one wallet's trades from its fills up to a
+	// clock (the publication's SQL, bounded); see perpdexWalletTrades.
+	perpdexWalletTradesAtSQL = strings.Replace(sqlfiles.MustRead("perpdex/closed_trades_wallet_at.sql"), "__TRADES__",
+		strings.TrimRight(strings.TrimSpace(perpdexClosedTradesSQL), ";"), 1)
 )
+
+// closedTradesEnd bounds the publication's fills: every fill the lake holds (the
+// published table is the same for every clock; reads bound it, perpdexWalletTrades).
+var closedTradesEnd = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)
 
 // The closed trades are a derived table of the lake (perpdex_closed_trades), published
 // whole when a fills file changes: a trade can span any number of days, so a new day of
@@ -80,7 +89,7 @@ func (q *Queries) PublishPerpdexClosedTrades(ctx context.Context) (bool, error) 
 	}
 	for _, b := range closedTradeBuckets {
 		lo, hi := bucketRange(b)
-		n, err := lake.CopyQuery(ctx, q.db, q.dir, lake.PerpdexClosedTrades, []string{b}, perpdexClosedTradesSQL, lo, hi)
+		n, err := lake.CopyQuery(ctx, q.db, q.dir, lake.PerpdexClosedTrades, []string{b}, perpdexClosedTradesSQL, lo, hi, closedTradesEnd)
 		if err != nil {
 			return false, wrap(ctx, op, err)
 		}
@@ -202,16 +211,34 @@ func pdTradeCmp(a, b *pdTradeRow) int {
 	return cmp.Compare(a.tradeNo, b.tradeNo)
 }
 
-// perpdexWalletTrades reads one wallet's trades from the published table, in
+// perpdexWalletTrades reads one wallet's trades as they stood at the store clock, in
 // pdTradeCmp order (sorted here so the routes' binary searches follow Go's string order
-// whatever the database's collation); nil when it has none.
+// whatever the database's collation); nil when it has none. The published table is
+// built from every fill the lake holds: when the wallet has a fill after the clock (a
+// trade of the table closes after it), its trades are reconstructed from its fills up
+// to the clock instead, so a trade still open then reads open, as it stood, and no
+// later fill is counted. A trade that closed by the clock is the same either way (it
+// depends only on fills up to its close), so the table answers whenever it can.
 func (q *Queries) perpdexWalletTrades(ctx context.Context, wallet string) ([]pdTradeRow, error) {
 	if err := q.perpdexEnsure(ctx); err != nil {
 		return nil, err
 	}
+	now := q.Now()
+	out, err := q.perpdexWalletTradesRead(ctx, perpdexWalletTradesSQL, wallet)
+	if err != nil {
+		return nil, err
+	}
+	if len(out) > 0 && out[len(out)-1].closeUS > now.UnixMicro() {
+		return q.perpdexWalletTradesRead(ctx, perpdexWalletTradesAtSQL, wallet, wallet+"~", now)
+	}
+	return out, nil
+}
+
+// perpdexWalletTradesRead runs one of the wallet trade reads and sorts its rows.
+func (q *Queries) perpdexWalletTradesRead(ctx context.Context, query string, args ...any) ([]pdTradeRow, error) {
 	ctx, cancel := q.ctx(ctx)
 	defer cancel()
-	rows, err := q.db.QueryContext(ctx, perpdexWalletTradesSQL, wallet)
+	rows, err := q.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, wrap(ctx, "perpdex wallet trades", err)
 	}

@@ -140,6 +140,15 @@ func (q *Queries) predmktBoard(ctx context.Context) (*Board, error) {
 	if b := st.cur.Load(); b != nil && b.Hour.Equal(hour) {
 		return b, nil
 	}
+	if q.asOf {
+		// A request's as_of in another hour: the lake's board when it was built for that
+		// hour, else computed now; neither replaces the board served at the store clock.
+		b, err := q.loadBoard(ctx, hour)
+		if err != nil || b != nil {
+			return b, err
+		}
+		return q.computeBoard(ctx, hour)
+	}
 	if b := st.cur.Load(); b != nil && !st.mu.TryLock() {
 		return b, nil
 	} else if b == nil {
@@ -182,7 +191,9 @@ func (q *Queries) computeBoard(ctx context.Context, hour time.Time) (*Board, err
 	ctx, cancel := q.ctx(ctx)
 	defer cancel()
 	const op = "predmkt board"
-	rows, err := q.db.QueryContext(ctx, predmktBoardSQL, q.Now().UnixMilli())
+	// The board is as of the start of its hour (built_ts), whenever in the hour it is
+	// computed, so every process and `mdq rebuild` build the same rows for one hour.
+	rows, err := q.db.QueryContext(ctx, predmktBoardSQL, hour.UnixMilli())
 	if err != nil {
 		return nil, wrap(ctx, op, err)
 	}

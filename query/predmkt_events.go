@@ -82,6 +82,8 @@ func (q *Queries) PredmktEvents(ctx context.Context, p PredmktEventsParams) (Eve
 		c = *p.After
 	}
 	page := EventsPage{Events: []TapeEvent{}}
+	// Only events received by the clock (local_ts at or before it; ts is never later).
+	p.ToMs = min(p.ToMs, q.Now().UnixMilli()+1)
 	ix, err := q.predmktTape(ctx)
 	if err != nil {
 		return EventsPage{}, wrap(ctx, op, err)

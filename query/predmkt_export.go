@@ -21,6 +21,7 @@ type PredmktOHLCVExportParams struct {
 // client is not a stuck query; an error from emit stops the export and is returned.
 func (q *Queries) PredmktOHLCVExport(ctx context.Context, p PredmktOHLCVExportParams, emit func(*CandleBar) error) error {
 	const op = "predmkt ohlcv export"
+	p.To = min(p.To, q.Now().UnixMilli()) // no bar after the clock, as PredmktOHLCV
 	rows, err := q.db.QueryContext(ctx, predmktOHLCVExportSQL, p.TokenID, OHLCVIntervals[p.Interval], p.From, p.To)
 	if err != nil {
 		return wrap(ctx, op, err)

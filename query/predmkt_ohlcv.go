@@ -37,6 +37,8 @@ func (q *Queries) PredmktOHLCV(ctx context.Context, p PredmktOHLCVParams) ([]Can
 	const op = "predmkt ohlcv"
 	items := []CandleBar{}
 	width := OHLCVIntervals[p.Interval]
+	// No bar after the clock: a trade later than the store clock was not yet known.
+	p.To = min(p.To, q.Now().UnixMilli())
 	if p.From > p.To || width <= 0 {
 		return items, nil
 	}

@@ -60,6 +60,7 @@ func (q *Queries) PredmktTrades(ctx context.Context, p PredmktTradesParams) (Pre
 	ctx, cancel := q.ctx(ctx)
 	defer cancel()
 	const op = "predmkt trades"
+	p.To = min(p.To, q.Now().UnixMilli()+1) // no trade after the clock ([From, To) of ts)
 	rows, err := q.db.QueryContext(ctx, predmktTradesSQL, p.ConditionID, p.TokenID, p.Wallet, p.From, p.To, p.Desc,
 		p.After != nil, k.TS, k.Seq, k.TokenID, p.Limit+1)
 	if err != nil {

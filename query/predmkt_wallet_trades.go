@@ -54,6 +54,7 @@ func (q *Queries) PredmktWalletTrades(ctx context.Context, p PredmktWalletTrades
 	ctx, cancel := q.ctx(ctx)
 	defer cancel()
 	const op = "predmkt wallet trades"
+	p.To = min(p.To, q.Now().UnixMilli()+1) // no fill after the clock ([From, To) of ts)
 	rows, err := q.db.QueryContext(ctx, predmktWalletTradesSQL, p.Wallet, p.ConditionID, p.TokenID, p.From, p.To,
 		p.After != nil, k.TS, k.Seq, k.TokenID, p.Limit+1)
 	if err != nil {

@@ -1,11 +1,12 @@
 -- OnchainWalletBalances lists a wallet's current balances on one chain with the token's
 -- latest hourly price at or before now and the USD value; a value under min_usd is
--- left out (an unpriced balance counts as 0 USD). Largest value first.
+-- left out (an unpriced balance counts as 0 USD). Largest value first. Only balances
+-- read at or before the clock (as_of <= $3) are known then.
 -- $1 chain, $2 address, $3 until (epoch us, inclusive), $4 min USD.
 WITH b AS (
     SELECT token_address, balance, as_of
     FROM onchain_balances_mem
-    WHERE chain = $1 AND address = $2
+    WHERE chain = $1 AND address = $2 AND as_of <= make_timestamp($3) -- read by the clock
 ),
 p AS (
     SELECT token_address, arg_max(price_usd, hour) AS price_usd

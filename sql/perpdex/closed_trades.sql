@@ -2,6 +2,8 @@
 -- trades reconstructed from fills (the writer sorts it by wallet and close time), one
 -- bucket of wallets at a time: $1 <= wallet < $2 (a range the fills' wallet-sorted
 -- row groups prune on), so one pass holds a sixteenth of the fills (one row per position cycle of a wallet on one asset).
+-- $3: only fills at or before it (the publication passes the end of time; a per-wallet
+-- read at a past clock passes that clock, so a trade still open then reads as it stood).
 -- A fill is split into legs: the part that reduces an open position (a "close" leg)
 -- and the part that opens or adds to one (an "open" leg). A flip (Long > Short,
 -- Short > Long) has both: its close leg ends the old trade and its open leg starts the
@@ -14,7 +16,7 @@ WITH f AS (
            start_position + CASE WHEN side = 'B' THEN sz ELSE -sz END AS end_position,
            row_number() OVER (PARTITION BY wallet, coin ORDER BY time, tid) AS rn
     FROM perpdex_fills
-    WHERE sz > 0 AND wallet >= $1 AND wallet < $2
+    WHERE sz > 0 AND wallet >= $1 AND wallet < $2 AND time <= $3
 ), g AS (
     SELECT *,
            CASE WHEN abs(start_position) < 1e-9 THEN 0 ELSE sign(start_position) END AS s0,

@@ -7,6 +7,7 @@ WITH b AS (
            coalesce(sum(amount) FILTER (WHERE source = 'spot'), 0)   AS spot,
            coalesce(sum(amount) FILTER (WHERE source = 'staked'), 0) AS staked
     FROM perpdex_hype_balances
+    WHERE as_of <= $4::TIMESTAMP -- balances read by the clock (point in time)
     GROUP BY wallet
 ), r AS (
     SELECT *, spot + staked AS total,

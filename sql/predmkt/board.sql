@@ -1,5 +1,7 @@
 -- PredmktBuildBoard aggregates every (category, wallet) of the hourly board, unrounded.
--- $1 the board's clock in epoch ms; windows are [$1 - width, $1].
+-- $1 the board's clock in epoch ms (the start of its hour); windows are [$1 - width, $1],
+-- and lifetime figures count only fills and resolutions at or before $1 (no lookahead
+-- when the store clock is in the past of the lake).
 -- A wallet's PnL on a validly resolved market is its cash flow (sells minus buys)
 -- plus its net shares of the winning outcome at 1 USD each (losing shares pay 0).
 -- An invalid resolution settles nothing: the market adds no PnL and no resolved count.
@@ -11,6 +13,7 @@ WITH f AS (
            CAST(round(t.size * 1e6) AS BIGINT) AS size
     FROM predmkt_trades t
     JOIN predmkt_markets m ON m.condition_id = t.condition_id
+    WHERE t.ts <= $1
 ), wm AS (
     SELECT t.wallet, t.condition_id, any_value(t.category) AS category,
            CAST(sum(t.usd) AS BIGINT)                                          AS vol,
@@ -33,7 +36,7 @@ WITH f AS (
            epoch_ms(r.resolved_ts) AS res_ms,
            CASE WHEN r.condition_id IS NOT NULL AND NOT r.invalid AND r.winning_index IS NOT NULL
                 THEN cash + CASE WHEN r.winning_index = 0 THEN net0 ELSE net1 END END AS pnl
-    FROM wm LEFT JOIN predmkt_resolutions r ON r.condition_id = wm.condition_id
+    FROM wm LEFT JOIN (SELECT * FROM predmkt_resolutions WHERE epoch_ms(resolved_ts) <= $1) r ON r.condition_id = wm.condition_id
 ), cats AS (
     SELECT 'all' AS cat, * FROM pm
     UNION ALL

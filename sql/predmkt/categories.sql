@@ -1,16 +1,18 @@
 -- PredmktCategories aggregates markets and trading per category.
--- $1 the store clock in epoch ms. Windows are [$1 - width, $1]; lifetime figures count
+-- $1 the store clock in epoch ms. Point in time: markets listed, resolutions made and
+-- fills done by $1 only; a market is closed at $1 once it is closed and its end passed. Windows are [$1 - width, $1]; lifetime figures count
 -- fills at or before $1. Volume and trade counts use taker fills only (each tape trade
 -- once); traders count every wallet with a fill, taker or maker. USD is summed as
 -- integer micro-USD so the cent rounding never depends on summation order.
 WITH mk AS (
     SELECT m.category,
            count(*)                                                          AS markets,
-           count(*) FILTER (WHERE NOT m.closed)                              AS open_markets,
+           count(*) FILTER (WHERE NOT (m.closed AND epoch_ms(m.end_ts) <= $1)) AS open_markets,
            count(*) FILTER (WHERE r.condition_id IS NOT NULL AND NOT r.invalid AND r.winning_index IS NOT NULL) AS resolved,
            count(*) FILTER (WHERE r.invalid)                                 AS invalid
     FROM predmkt_markets m
-    LEFT JOIN predmkt_resolutions r ON r.condition_id = m.condition_id
+    LEFT JOIN (SELECT * FROM predmkt_resolutions WHERE epoch_ms(resolved_ts) <= $1) r ON r.condition_id = m.condition_id
+    WHERE epoch_ms(m.created_ts) <= $1
     GROUP BY m.category
 ), tr AS (
     SELECT m.category,

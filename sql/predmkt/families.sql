@@ -5,8 +5,9 @@
 -- earliest-ending first. volume_24h counts taker fills (each tape trade once) with ts
 -- in [$3 - 24h, $3], summed as integer micro-USD.
 WITH fm AS (
+    -- Markets listed by the clock (point in time: nothing later is known).
     SELECT * FROM predmkt_markets
-    WHERE family_asset <> '' AND family_tenor <> ''
+    WHERE family_asset <> '' AND family_tenor <> '' AND epoch_ms(created_ts) <= $3
       AND ($1 = '' OR family_asset = $1) AND ($2 = '' OR family_tenor = $2)
 ), agg AS (
     SELECT m.family_asset, m.family_tenor,
@@ -15,13 +16,15 @@ WITH fm AS (
            count(*) FILTER (WHERE NOT r.invalid AND r.winning_index = 0)                              AS up_wins,
            count(*) FILTER (WHERE NOT r.invalid AND r.winning_index = 1)                              AS down_wins
     FROM fm m
-    LEFT JOIN predmkt_resolutions r ON r.condition_id = m.condition_id
+    LEFT JOIN (SELECT * FROM predmkt_resolutions WHERE epoch_ms(resolved_ts) <= $3) r ON r.condition_id = m.condition_id
     GROUP BY 1, 2
 ), cur AS (
     SELECT family_asset, family_tenor,
            arg_min(condition_id, (end_ts, condition_id)) AS condition_id
     FROM fm
-    WHERE NOT closed AND epoch_ms(created_ts) <= $3 AND epoch_ms(end_ts) > $3
+    -- A market is closed at the clock only once its end has passed (closed AND end_ts
+    -- <= $3): here end_ts > $3, so every such market is open then.
+    WHERE epoch_ms(created_ts) <= $3 AND epoch_ms(end_ts) > $3
     GROUP BY 1, 2
 ), vol AS (
     SELECT m.family_asset, m.family_tenor, CAST(sum(CAST(round(t.usd * 1e6) AS BIGINT)) AS BIGINT) AS vol_24h

@@ -6,7 +6,8 @@
 -- ('' any), $9 after sort key, $10 after condition_id, $11 limit.
 -- Trading figures count each tape trade once (the taker fill) with ts <= now; USD is
 -- summed as integer micro-USD. A resolution counts once resolved_ts <= now; it is
--- resolved when it names a winning outcome, invalid otherwise.
+-- resolved when it names a winning outcome, invalid otherwise. A market is listed once
+-- created_ts <= now and closed once it is closed and its end_ts <= now (point in time).
 WITH v AS (
     SELECT condition_id,
            CAST(sum(round(usd * 1e6)) AS BIGINT)                                                  AS vol,
@@ -19,7 +20,7 @@ WITH v AS (
 ), m AS (
     SELECT mk.condition_id, mk.question, mk.slug, mk.category,
            coalesce(mk.family_asset, '') AS family_asset, coalesce(mk.family_tenor, '') AS family_tenor,
-           epoch_ms(mk.created_ts) AS created_ms, epoch_ms(mk.end_ts) AS end_ms, mk.closed,
+           epoch_ms(mk.created_ts) AS created_ms, epoch_ms(mk.end_ts) AS end_ms, mk.closed AND epoch_ms(mk.end_ts) <= $1 AS closed,
            CASE WHEN r.condition_id IS NULL THEN 'open'
                 WHEN NOT r.invalid AND r.winning_index IS NOT NULL THEN 'resolved'
                 ELSE 'invalid' END AS status,
@@ -29,7 +30,7 @@ WITH v AS (
     FROM predmkt_markets mk
     LEFT JOIN (SELECT * FROM predmkt_resolutions WHERE epoch_ms(resolved_ts) <= $1) r ON r.condition_id = mk.condition_id
     LEFT JOIN v ON v.condition_id = mk.condition_id
-    WHERE ($8 = '' OR mk.condition_id = $8)
+    WHERE ($8 = '' OR mk.condition_id = $8) AND epoch_ms(mk.created_ts) <= $1
 ), k AS (
     SELECT *,
            CASE $7 WHEN 'volume' THEN -vol WHEN 'volume_24h' THEN -vol24 WHEN 'trades' THEN -n

@@ -89,7 +89,11 @@ func routeCmd(cfg *Config, rt *handlers.Route, format, clock, remote *string) *c
 				if err != nil {
 					return err
 				}
-				return rt.Stream(cmd.Context(), qs, v, out)
+				st, _, err := handlers.StoreAt(qs, v)
+				if err != nil {
+					return err
+				}
+				return rt.Stream(cmd.Context(), st, v, out)
 			}
 			res := api.Exec(cmd.Context(), rt, q, vars)
 			if res.Err != nil {

@@ -1,0 +1,199 @@
+package cli_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The three lookahead defects of issue 12, each against an oracle computed from the raw
+// rows up to the clock, at a clock in the middle of the lake (not on an hour).
+var pitDefectClock = time.Date(2026, 11, 15, 13, 37, 12, 345_000_000, time.UTC)
+
+// TestNoLookaheadPerpdexClosedTrades: at clock T a wallet's trades and its trade
+// summary count only its fills up to T, and a trade still open at T (closed later) is
+// served as it stood: open, its close_ts its latest fill up to T.
+func TestNoLookaheadPerpdexClosedTrades(t *testing.T) {
+	T := pitDefectClock
+	q := pitStore(t, pitFull(t), T)
+	db := q.DB()
+	ctx := context.Background()
+	// A wallet with a trade that opened before T and closed after it, in the full lake.
+	if _, err := q.PublishPerpdexClosedTrades(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var wallet, asset string
+	must(t, db.QueryRowContext(ctx, `SELECT wallet, asset FROM perpdex_closed_trades
+		WHERE is_complete AND open_ts <= ?::TIMESTAMP AND close_ts > ?::TIMESTAMP ORDER BY wallet, asset LIMIT 1`, T, T).Scan(&wallet, &asset))
+	// Oracle: the wallet's fills up to T, counted from the raw fills.
+	var fillsToT, fills7d int64
+	// A flip (Long > Short) closes one trade and opens the next: it counts in both.
+	must(t, db.QueryRowContext(ctx, `SELECT count(*) + count(*) FILTER (WHERE start_position * (start_position + CASE WHEN side = 'B' THEN sz ELSE -sz END) < 0),
+		count(*) FILTER (WHERE time >= ?::TIMESTAMP - INTERVAL 7 DAY)
+		FROM perpdex_fills WHERE wallet = ? AND sz > 0 AND time <= ?::TIMESTAMP`, T, wallet, T).Scan(&fillsToT, &fills7d))
+
+	code, body := serve(q, "GET", "/v1/perpdex/wallets/"+wallet+"/trades?limit=5000&start=2000-01-01")
+	if code != 200 {
+		t.Fatalf("trades: %d %s", code, body)
+	}
+	var page struct {
+		Trades []struct {
+			Asset      string `json:"asset"`
+			CloseTS    string `json:"close_ts"`
+			FillCount  int64  `json:"fill_count"`
+			IsComplete bool   `json:"is_complete"`
+		} `json:"trades"`
+	}
+	must(t, json.Unmarshal([]byte(body), &page))
+	var fills int64
+	openAtT := false
+	for _, tr := range page.Trades {
+		c, err := time.Parse(time.RFC3339Nano, tr.CloseTS)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.After(T) {
+			t.Errorf("trade of %s closes at %s, after the clock %s", tr.Asset, tr.CloseTS, T)
+		}
+		fills += tr.FillCount
+		if tr.Asset == asset && !tr.IsComplete {
+			openAtT = true
+		}
+	}
+	if fills != fillsToT {
+		t.Errorf("trades hold %d fills; the wallet has %d fill legs up to the clock", fills, fillsToT)
+	}
+	if !openAtT {
+		t.Errorf("the %s trade open at the clock (closed later) is not served open", asset)
+	}
+
+	code, body = serve(q, "GET", "/v1/perpdex/wallets/"+wallet+"/trades/summary?window=7d")
+	if code != 200 {
+		t.Fatalf("summary: %d %s", code, body)
+	}
+	var sum struct {
+		Overall struct {
+			FillCount      int64 `json:"fill_count"`
+			OpenTradeCount int64 `json:"open_trade_count"`
+		} `json:"overall"`
+	}
+	must(t, json.Unmarshal([]byte(body), &sum))
+	// Every fill of a trade touching the window counts, so the summary holds at least
+	// the window's fills and never more than the wallet's fills up to T.
+	if sum.Overall.FillCount < fills7d || sum.Overall.FillCount > fillsToT {
+		t.Errorf("7d summary counts %d fills; the wallet has %d in the window and %d up to the clock", sum.Overall.FillCount, fills7d, fillsToT)
+	}
+	if sum.Overall.OpenTradeCount < 1 {
+		t.Errorf("7d summary counts no open trade; the %s trade was open at the clock", asset)
+	}
+}
+
+// TestNoLookaheadPredmktLeaderboard: at clock T the board (as of T's hour H) counts
+// lifetime fills, volume and resolved markets up to H only.
+func TestNoLookaheadPredmktLeaderboard(t *testing.T) {
+	T := pitDefectClock
+	H := T.Truncate(time.Hour)
+	q := pitStore(t, pitFull(t), T)
+	db := q.DB()
+	ctx := context.Background()
+	code, body := serve(q, "GET", "/v1/predmkt/leaderboard?sort=volume_all&min_resolved=0&limit=50")
+	if code != 200 {
+		t.Fatalf("%d %s", code, body)
+	}
+	var rows []struct {
+		Wallet   string  `json:"proxy_wallet"`
+		Trades   int64   `json:"trades_all"`
+		Volume   float64 `json:"volume_all_usd"`
+		Resolved int64   `json:"resolved_markets"`
+		LastSeen string  `json:"last_seen"`
+	}
+	var env struct {
+		Rows json.RawMessage `json:"leaderboard"`
+	}
+	if err := json.Unmarshal([]byte(body), &rows); err != nil {
+		must(t, json.Unmarshal([]byte(body), &env))
+		must(t, json.Unmarshal(env.Rows, &rows))
+	}
+	if len(rows) == 0 {
+		t.Fatalf("empty board: %s", body)
+	}
+	for _, r := range rows {
+		var n, res int64
+		var vol float64
+		must(t, db.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(usd), 0) FROM predmkt_trades WHERE wallet = ? AND ts <= ?`,
+			r.Wallet, H.UnixMilli()).Scan(&n, &vol))
+		must(t, db.QueryRowContext(ctx, `SELECT count(DISTINCT t.condition_id) FROM predmkt_trades t
+			JOIN predmkt_resolutions r ON r.condition_id = t.condition_id
+			WHERE t.wallet = ? AND t.ts <= ? AND r.resolved_ts <= ?::TIMESTAMP AND NOT r.invalid AND r.winning_index IS NOT NULL`,
+			r.Wallet, H.UnixMilli(), H).Scan(&res))
+		if r.Trades != n || r.Resolved != res || abs(r.Volume-vol) > 0.011 {
+			t.Errorf("%s: trades_all %d volume_all %.2f resolved %d; up to the board hour %s: %d, %.2f, %d",
+				r.Wallet, r.Trades, r.Volume, r.Resolved, H, n, vol, res)
+		}
+		if ls, err := time.Parse(time.RFC3339Nano, r.LastSeen); err == nil && ls.After(H) {
+			t.Errorf("%s: last_seen %s after the board hour", r.Wallet, r.LastSeen)
+		}
+	}
+}
+
+func abs(f float64) float64 {
+	if f < 0 {
+		return -f
+	}
+	return f
+}
+
+// TestNoLookaheadPredmktOHLCV: at clock T no bar starts after T, and the bar holding T
+// counts the token's trades from its start up to T only.
+func TestNoLookaheadPredmktOHLCV(t *testing.T) {
+	T := pitDefectClock
+	q := pitStore(t, pitFull(t), T)
+	db := q.DB()
+	ctx := context.Background()
+	var tok string
+	must(t, db.QueryRowContext(ctx, `SELECT token_id FROM predmkt_trades WHERE ts BETWEEN ? AND ?
+		GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1`, T.Add(-time.Hour).UnixMilli(), T.Add(6*time.Hour).UnixMilli()).Scan(&tok))
+	for _, path := range []string{"/v1/predmkt/ohlcv", "/v1/predmkt/ohlcv/export"} {
+		code, body := serve(q, "GET", path+"?"+url.Values{"token_id": {tok}, "interval": {"1d"}}.Encode())
+		if code != 200 {
+			t.Fatalf("%s: %d %s", path, code, body)
+		}
+		var bars []struct {
+			TS     int64 `json:"ts"`
+			Trades int64 `json:"trades"`
+		}
+		if path == "/v1/predmkt/ohlcv" {
+			must(t, json.Unmarshal([]byte(body), &bars))
+		} else {
+			dec := json.NewDecoder(stringsReader(body))
+			for dec.More() {
+				var b struct {
+					TS     int64 `json:"ts"`
+					Trades int64 `json:"trades"`
+				}
+				must(t, dec.Decode(&b))
+				bars = append(bars, b)
+			}
+		}
+		if len(bars) == 0 {
+			t.Fatalf("%s: no bar", path)
+		}
+		for _, b := range bars {
+			if b.TS > T.UnixMilli() {
+				t.Errorf("%s: bar at %d after the clock %d", path, b.TS, T.UnixMilli())
+			}
+		}
+		last := bars[len(bars)-1]
+		var n int64
+		must(t, db.QueryRowContext(ctx, `SELECT count(*) FROM predmkt_trades WHERE token_id = ? AND role = 'taker' AND ts >= ? AND ts <= ?`,
+			tok, last.TS, T.UnixMilli()).Scan(&n))
+		if last.TS != T.Truncate(24*time.Hour).UnixMilli() || last.Trades != n {
+			t.Errorf("%s: last bar %d with %d trades; the day of the clock has %d trades up to it", path, last.TS, last.Trades, n)
+		}
+	}
+}
+
+func stringsReader(s string) *strings.Reader { return strings.NewReader(s) }
