@@ -317,3 +317,30 @@ func lz4Bytes(t *testing.T, s string) []byte {
 	}
 	return buf.Bytes()
 }
+
+// TestTapeKeepsRecordedTimes: a trade recorded live (recentTrades, local_ts the fetch
+// time) and later ingested from fills keeps its recorded local_ts and seq; the rest of
+// the row comes from the fills; trades without a recorded row get the venue time.
+func TestTapeKeepsRecordedTimes(t *testing.T) {
+	root := t.TempDir()
+	w1, w2 := "0x"+strings.Repeat("1", 40), "0x"+strings.Repeat("2", 40)
+	trades := filepath.Join(t.TempDir(), "trades.json")
+	// Recorded with the users swapped: the fills are the truth for buyer and seller.
+	writeFile(t, trades, `[{"coin":"BTC","side":"B","px":"80000.0","sz":"0.5","hash":"0xAA00000000000000000000000000000000000000000000000000000000000001","time":1775037600100,"tid":1001,"users":["`+w2+`","`+w1+`"]}]`)
+	load(t, root, Options{At: ms(1775037600125)}, trades)
+	load(t, root, Options{}, "testdata/node_fills.jsonl")
+	got := dump(t, root)["perpdex_trades"]
+	want := []string{
+		"archive/venue=perpdex/date=2026-04-01|BTC|1775037600100|1775037600125|1001|B|80000.0|0.5|0xaa00000000000000000000000000000000000000000000000000000000000001|1001|" + w1 + "|" + w2,
+		"archive/venue=perpdex/date=2026-04-01|BTC|1775046600000|1775046600000|1002|A|82000.0|0.5|0xaa00000000000000000000000000000000000000000000000000000000000002|1002|" + w2 + "|" + w1,
+	}
+	for _, w := range want {
+		found := false
+		for _, g := range got {
+			found = found || g == w
+		}
+		if !found {
+			t.Errorf("no tape row %s\nhave %s", w, strings.Join(got, "\n"))
+		}
+	}
+}

@@ -57,6 +57,9 @@ var tradesFromFillsSQL string
 //go:embed venue_stats.sql
 var venueStatsSQL string
 
+// noTape stands for a date without a stored tape in trades_from_fills.sql.
+const noTape = "(SELECT NULL::BIGINT AS tid, NULL::BIGINT AS local_ts, NULL::BIGINT AS seq WHERE false)"
+
 // noPositions stands for a date without a positions file in venue_stats.sql.
 const noPositions = "(SELECT NULL::TIMESTAMP AS snapshot_ts, NULL::VARCHAR AS wallet, NULL::DOUBLE AS szi, " +
 	"NULL::DOUBLE AS unrealized_pnl, NULL::DOUBLE AS position_value WHERE false)"
@@ -279,7 +282,15 @@ func (l *Loader) Finish(ctx context.Context, now time.Time) (ingest.Summary, err
 		if _, err := os.Stat(file); err != nil {
 			continue // trades only, no fills that day
 		}
-		n, err := l.stage.AppendQuery(ctx, lake.PerpdexTrades, []string{d}, tradesFromFillsSQL, file)
+		tape, err := l.partFile(lake.PerpdexTrades, d)
+		if err != nil {
+			return l.sum, err
+		}
+		q, args := strings.Replace(tradesFromFillsSQL, "{{tape}}", noTape, 1), []any{file}
+		if tape != "" {
+			q, args = strings.Replace(tradesFromFillsSQL, "{{tape}}", "read_parquet(?)", 1), []any{file, tape}
+		}
+		n, err := l.stage.AppendQuery(ctx, lake.PerpdexTrades, []string{d}, q, args...)
 		if err != nil {
 			return l.sum, fmt.Errorf("tape of %s from fills: %w", d, err)
 		}

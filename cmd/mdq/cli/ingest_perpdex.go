@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strconv"
 	"strings"
@@ -123,10 +124,15 @@ func newIngestPerpdexCmd(cfg *Config) *cobra.Command {
 			for _, f := range args {
 				if err := ld.File(cmd.Context(), f); err != nil {
 					var le *ingest.LineError
-					if !errors.As(err, &le) {
-						return err
+					var pe *fs.PathError
+					switch {
+					case errors.As(err, &le):
+						fmt.Fprintf(errw, "%s (the file's rows are not written)\n", le)
+					case errors.As(err, &pe):
+						fmt.Fprintf(errw, "%s (skipped)\n", err) // unreadable: the rest of the batch goes on
+					default:
+						return err // the stage itself failed: nothing is written
 					}
-					fmt.Fprintf(errw, "%s (the file's rows are not written)\n", le)
 					rejected++
 				}
 				prog.Step(f)

@@ -250,8 +250,9 @@ func TestIngestPerpdexEndToEnd(t *testing.T) {
 }
 
 // TestIngestPerpdexStdinAndBadFile: `-` reads stdin (kind guessed from the content); a
-// malformed line is reported as FILE:LINE, its file writes nothing, the batch's other
-// file is ingested, and the command exits 1 after the summary.
+// malformed line is reported as FILE:LINE, its file writes nothing; a missing file is
+// reported; the batch's other file is ingested, and the command exits 1 after the
+// summary.
 func TestIngestPerpdexStdinAndBadFile(t *testing.T) {
 	node, err := os.ReadFile(filepath.Join(perpdexFixtures, "node_fills.jsonl"))
 	if err != nil {
@@ -264,13 +265,15 @@ func TestIngestPerpdexStdinAndBadFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	var outb, errb strings.Builder
-	code := cli.Do([]string{"ingest", "perpdex", "--data", dir, "--clock", "2026-04-04T00:00:00Z", bad, "-"},
+	missing := filepath.Join(t.TempDir(), "missing.jsonl")
+	code := cli.Do([]string{"ingest", "perpdex", "--data", dir, "--clock", "2026-04-04T00:00:00Z", bad, missing, "-"},
 		strings.NewReader(strings.Join(lines[:2], "\n")+"\n"), &outb, &errb, "test")
 	if code != 1 {
 		t.Fatalf("exit %d, want 1\n%s\n%s", code, outb.String(), errb.String())
 	}
 	if !strings.Contains(errb.String(), bad+`:2: event 0: missing required field "px"`) ||
-		!strings.Contains(errb.String(), "1 of 2 files rejected") {
+		!strings.Contains(errb.String(), "missing.jsonl: no such file or directory (skipped)") ||
+		!strings.Contains(errb.String(), "2 of 3 files rejected") {
 		t.Fatalf("stderr: %s", errb.String())
 	}
 	if !strings.Contains(outb.String(), "perpdex: read 6, written 6, deduplicated 0, rejected 1") {
