@@ -484,25 +484,6 @@ func (c *Client) GetLogs(ctx context.Context, from, to uint64) ([]Log, error) {
 	return logs, cl.Err
 }
 
-// ethCall runs a read-only call of selector on token at the latest block. reverted is
-// true when the contract does not answer it (a revert or an empty result).
-func (c *Client) ethCall(ctx context.Context, token, selector string) (out []byte, reverted bool, err error) {
-	var s string
-	err = c.Call1(ctx, "eth_call", &s, map[string]any{"to": token, "data": selector}, "latest")
-	var re *RPCError
-	if errors.As(err, &re) && re.Reverted() {
-		return nil, true, nil
-	}
-	if err != nil {
-		return nil, false, err
-	}
-	b, err := hex.DecodeString(strings.TrimPrefix(s, "0x"))
-	if err != nil {
-		return nil, false, fmt.Errorf("eth_call answer %q: %w", s, err)
-	}
-	return b, len(b) == 0, nil
-}
-
 // ERC-20 metadata selectors: the first four bytes of keccak256 of the signature.
 const (
 	selDecimals = "0x313ce567" // decimals()
@@ -510,31 +491,48 @@ const (
 	selName     = "0x06fdde03" // name()
 )
 
-// TokenMeta reads decimals(), symbol() and name() of token. A reverting decimals()
-// gives Decimals -1; a reverting symbol or name an empty one. Symbols and names
-// returned as bytes32 (early tokens) are read up to their first zero byte.
+// TokenMeta reads decimals(), symbol() and name() of token in one batched request.
+// A reverting (or empty) decimals() gives Decimals -1; a reverting symbol or name an
+// empty one. Symbols and names returned as bytes32 (early tokens) are read up to
+// their first zero byte.
 func (c *Client) TokenMeta(ctx context.Context, token string) (Token, error) {
 	t := Token{Address: token, Decimals: -1}
-	b, rev, err := c.ethCall(ctx, token, selDecimals)
+	var outs [3]string
+	calls := make([]*Call, 3)
+	for i, sel := range []string{selDecimals, selSymbol, selName} {
+		calls[i] = &Call{Method: "eth_call", Params: []any{map[string]any{"to": token, "data": sel}, "latest"}, Out: &outs[i]}
+	}
+	if err := c.Batch(ctx, calls); err != nil {
+		return t, err
+	}
+	// result returns a call's bytes; nil when it reverted or the contract has no code.
+	result := func(i int) ([]byte, error) {
+		var re *RPCError
+		if errors.As(calls[i].Err, &re) && re.Reverted() {
+			return nil, nil
+		}
+		if calls[i].Err != nil {
+			return nil, calls[i].Err
+		}
+		b, err := hex.DecodeString(strings.TrimPrefix(outs[i], "0x"))
+		if err != nil {
+			return nil, fmt.Errorf("eth_call answer %q: %w", outs[i], err)
+		}
+		return b, nil
+	}
+	b, err := result(0)
 	if err != nil {
 		return t, err
 	}
-	if !rev {
-		if d, ok := abiUint8(b); ok {
-			t.Decimals = d
-		}
+	if d, ok := abiUint8(b); ok {
+		t.Decimals = d
 	}
-	for _, f := range []struct {
-		sel string
-		dst *string
-	}{{selSymbol, &t.Symbol}, {selName, &t.Name}} {
-		b, rev, err := c.ethCall(ctx, token, f.sel)
+	for i, dst := range []*string{&t.Symbol, &t.Name} {
+		b, err := result(i + 1)
 		if err != nil {
 			return t, err
 		}
-		if !rev {
-			*f.dst = ABIString(b)
-		}
+		*dst = ABIString(b)
 	}
 	return t, nil
 }
