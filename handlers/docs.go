@@ -10,9 +10,13 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
+
+	"mdq/query"
+	"mdq/ratelimit"
 )
 
 // The human docs page at /docs is rendered on the server from the OpenAPI document (no
@@ -94,13 +98,158 @@ func ExampleQuery(rt *Route) (q url.Values, vars map[string]string, path string,
 	return q, vars, path, missing
 }
 
-// RunExample runs a route with its example parameters through Exec (or its streamer).
+// RunExample runs a route's example: first with ids picked from the served lake
+// (pickedQuery), then, when that answer is not a 200 with data, with the route
+// table's Example values; the first answer with data is shown.
 func (a *API) RunExample(ctx context.Context, rt *Route) *Example {
+	var first *Example
+	if a.Q != nil {
+		picks := a.docsPicks(ctx)
+		if q, vars, target, ok := pickedQuery(rt, picks); ok {
+			first = a.runExample(ctx, rt, q, vars, target, "")
+			if first.Status == http.StatusOK && !emptyBody(first.Body) {
+				return first
+			}
+		}
+	}
 	q, vars, target, missing := ExampleQuery(rt)
+	ex := a.runExample(ctx, rt, q, vars, target, missing)
+	if first != nil && (ex.Status != http.StatusOK || emptyBody(ex.Body)) && first.Status == http.StatusOK {
+		return first
+	}
+	return ex
+}
+
+// docsPicks reads the lake's example ids once per API.
+func (a *API) docsPicks(ctx context.Context) query.DocsExamples {
+	st, _ := docsPickStates.LoadOrStore(a, &docsPickState{})
+	ps := st.(*docsPickState)
+	ps.once.Do(func() {
+		ctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		var err error
+		if ps.picks, err = a.Q.PickDocsExamples(ctx); err != nil {
+			a.logger().Warn("docs: example ids from the lake", "err", err.Error())
+		}
+	})
+	return ps.picks
+}
+
+type docsPickState struct {
+	once  sync.Once
+	picks query.DocsExamples
+}
+
+var docsPickStates sync.Map // *API -> *docsPickState
+
+// pickedQuery is a route's example request with the ids the lake holds in place of
+// the route table's examples: it changes only parameters that have an Example, and
+// reports false when it changed none.
+func pickedQuery(rt *Route, x query.DocsExamples) (url.Values, map[string]string, string, bool) {
+	q, vars := url.Values{}, map[string]string{}
+	path := openAPIPath(rt.Path)
+	changed := false
+	for i := range rt.Params {
+		p := &rt.Params[i]
+		v := p.Example
+		if v == "" {
+			continue
+		}
+		if pick := pickFor(rt, p, x); pick != "" && pick != v {
+			v, changed = pick, true
+		}
+		if p.In == "path" {
+			vars[p.Name] = v
+			path = strings.ReplaceAll(path, "{"+p.Name+"}", url.PathEscape(v))
+		} else {
+			q.Set(p.Name, v)
+		}
+	}
+	if enc := q.Encode(); enc != "" {
+		path += "?" + enc
+	}
+	return q, vars, path, changed
+}
+
+// pickFor maps a parameter to the lake's id of its kind ("" to keep the Example).
+func pickFor(rt *Route, p *Param, x query.DocsExamples) string {
+	wallets := strings.Contains(rt.Path, "/wallets/")
+	switch rt.Area {
+	case "predmkt":
+		switch {
+		case p.Name == "token_id" || p.Name == "token_ids":
+			return x.PredmktToken
+		case p.Name == "condition_id":
+			return x.PredmktCondition
+		case p.Name == "wallet" || p.Name == "address" && wallets:
+			return x.PredmktWallet
+		}
+	case "perpdex":
+		if strings.HasSuffix(rt.Path, "/positions/match") {
+			switch p.Name {
+			case "coin":
+				return x.PositionCoin
+			case "side":
+				return x.PositionSide
+			case "leverage":
+				return x.PositionLeverage
+			case "entry_price":
+				return x.PositionEntry
+			}
+			return ""
+		}
+		switch {
+		case p.Name == "address" && wallets:
+			return x.PerpdexWallet
+		case p.Name == "coin":
+			return x.PerpdexCoin
+		}
+	case "onchain":
+		switch {
+		case p.Name == "address" && strings.HasSuffix(rt.Path, "/ens"):
+			return x.OnchainENS
+		case p.Name == "address" && strings.Contains(rt.Path, "/labels/"):
+			return x.OnchainLabelled
+		case p.Name == "address" && wallets, p.Name == "wallet_a":
+			return x.OnchainWallet
+		case p.Name == "wallet_b":
+			return x.OnchainPeer
+		}
+	}
+	return ""
+}
+
+// emptyBody reports whether an example body holds no data: [] or {}, or an object
+// whose arrays are all empty.
+func emptyBody(body string) bool {
+	var v any
+	if json.Unmarshal([]byte(body), &v) != nil {
+		return strings.TrimSpace(body) == ""
+	}
+	switch x := v.(type) {
+	case []any:
+		return len(x) == 0
+	case map[string]any:
+		arrays, full := 0, 0
+		for _, e := range x {
+			if arr, ok := e.([]any); ok {
+				arrays++
+				if len(arr) > 0 {
+					full++
+				}
+			}
+		}
+		return len(x) == 0 || arrays > 0 && full == 0
+	}
+	return false
+}
+
+// runExample runs one example request through Exec (or the route's streamer).
+func (a *API) runExample(ctx context.Context, rt *Route, q url.Values, vars map[string]string, target, missing string) *Example {
 	ex := &Example{Request: target}
-	ex.Curl = fmt.Sprintf("curl -s -X %s -H 'X-API-Key: $MDQ_KEY' 'http://127.0.0.1:8080%s'", rt.Method, target)
+	ex.Curl = fmt.Sprintf("curl -s -X %s -H \"X-API-Key: $MDQ_KEY\" '%s%s'", rt.Method, DefaultBase, target)
 	if rt.Public {
-		ex.Curl = fmt.Sprintf("curl -s 'http://127.0.0.1:8080%s'", target)
+		ex.Curl = fmt.Sprintf("curl -s '%s%s'", DefaultBase, target)
 	}
 	if missing != "" {
 		ex.Missing = "no example: the route table gives no Example for the required parameter " + missing
@@ -112,6 +261,14 @@ func (a *API) RunExample(ctx context.Context, rt *Route) *Example {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
+	if rt.Path == "/v1/usage" {
+		// The route reports its caller's budget: the example is called as a key of
+		// user docs (peeking at the budget, spending nothing).
+		ctx = context.WithValue(ctx, principalKey{}, ratelimit.Principal{CredentialID: "0d0c5e4a3b2a", Kind: ratelimit.KindAPIKey, User: "docs"})
+		if a.Budget != nil {
+			ctx = context.WithValue(ctx, budgetKey{}, a.Budget)
+		}
+	}
 	var body []byte
 	if rt.Stream != nil {
 		v, err := rt.Parse(q, vars)
@@ -252,7 +409,8 @@ func (a *API) DocsHandler() http.Handler {
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Header().Set("Cache-Control", "public, max-age=300")
-		w.Write(s.page) //nolint:errcheck
+		w.Header().Add("Vary", "Host")
+		w.Write(withBase(s.page, servedBase(r))) //nolint:errcheck
 	})
 }
 
@@ -265,8 +423,38 @@ func (a *API) OpenAPIHandler() http.Handler {
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Access-Control-Allow-Origin", "*")
-		w.Write(OpenAPIJSON()) //nolint:errcheck
+		w.Header().Add("Vary", "Host")
+		w.Write(withBase(OpenAPIJSON(), servedBase(r))) //nolint:errcheck
 	})
+}
+
+// DefaultBase is the address the document and the docs page are rendered with; each
+// request gets them with the address it reached instead (servedBase).
+const DefaultBase = "http://127.0.0.1:8080"
+
+var hostRe = regexp.MustCompile(`^([A-Za-z0-9][A-Za-z0-9.-]{0,252}|\[[0-9A-Fa-f:.]{2,45}\])(:[0-9]{1,5})?$`)
+
+// servedBase is the base URL a client reached this server at: the Host it sent (when
+// it is a plain host[:port], since it is written into the page) and https behind TLS or
+// a proxy that says so; DefaultBase otherwise.
+func servedBase(r *http.Request) string {
+	if !hostRe.MatchString(r.Host) {
+		return DefaultBase
+	}
+	scheme := "http"
+	if r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https") {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
+
+// withBase writes base in place of DefaultBase (servers, curl lines). base holds only
+// host characters (hostRe), so it needs no escaping in JSON or HTML.
+func withBase(b []byte, base string) []byte {
+	if base == DefaultBase {
+		return b
+	}
+	return bytes.ReplaceAll(b, []byte(DefaultBase), []byte(base))
 }
 
 // SurfaceMounts are the machine-readable and human surface of the route table: the

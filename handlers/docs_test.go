@@ -64,7 +64,8 @@ func TestDocsPageServedWithoutKeyListsEveryRoute(t *testing.T) {
 			}
 		}
 		ex := api.RunExample(context.Background(), rt)
-		if !strings.Contains(section, ex.Curl) {
+		// The page names the address it was fetched at.
+		if !strings.Contains(section, strings.ReplaceAll(ex.Curl, handlers.DefaultBase, srv.URL)) {
 			t.Errorf("%s: example request not shown", rt.Path)
 		}
 		if ex.Missing != "" {
@@ -86,8 +87,8 @@ func TestDocsExampleIsTheRealResponse(t *testing.T) {
 	srv, api := docsServer(t)
 	compared := 0
 	for _, rt := range handlers.Routes() {
-		if !strings.HasPrefix(rt.Path, "/v1/") || rt.Stream != nil {
-			continue
+		if !strings.HasPrefix(rt.Path, "/v1/") || rt.Stream != nil || rt.Path == "/v1/usage" {
+			continue // usage answers about its caller: the example's is user docs
 		}
 		ex := api.RunExample(context.Background(), rt)
 		if ex.Missing != "" || ex.Status != 200 {

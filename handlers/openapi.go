@@ -187,7 +187,7 @@ func BuildOpenAPI(routes []*Route) *Document {
 				"amounts are plain dollars; returned addresses are lower-case.",
 			License: License{Name: "Apache-2.0", Identifier: "Apache-2.0"},
 		},
-		Servers:  []Server{{URL: "http://127.0.0.1:8080", Description: "make run"}},
+		Servers:  []Server{{URL: DefaultBase, Description: "this server (the address each request reached; make run's by default)"}},
 		Security: []map[string][]string{{"ApiKeyAuth": {}}, {"BearerAuth": {}}},
 		Paths:    &Ordered{},
 		Components: Components{

@@ -384,14 +384,16 @@ func (k oneKey) Authenticate(_ context.Context, apiKey, bearer string) (ratelimi
 }
 
 // TestOpenAPIServedWithoutKey: /openapi.json needs no credential and serves exactly
-// what `mdq openapi` prints, while /v1 routes still need one.
+// what `mdq openapi` prints, with servers naming the address the request reached,
+// while /v1 routes still need one.
 func TestOpenAPIServedWithoutKey(t *testing.T) {
 	api := &handlers.API{Q: openQueries(t, testlake.Tiny(t)), Auth: oneKey{"sekrit"}}
 	api.Mounts = api.SurfaceMounts()
 	h := api.Handler()
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest("GET", "/openapi.json", nil))
-	if rec.Code != 200 || !bytes.Equal(rec.Body.Bytes(), handlers.OpenAPIJSON()) || rec.Header().Get("Content-Type") != "application/json" {
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/openapi.json", nil)) // Host: example.com
+	want := bytes.ReplaceAll(handlers.OpenAPIJSON(), []byte(handlers.DefaultBase), []byte("http://example.com"))
+	if rec.Code != 200 || !bytes.Equal(rec.Body.Bytes(), want) || rec.Header().Get("Content-Type") != "application/json" {
 		t.Fatalf("/openapi.json: %d %.200s", rec.Code, rec.Body)
 	}
 	rec = httptest.NewRecorder()

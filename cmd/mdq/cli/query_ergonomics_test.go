@@ -119,3 +119,18 @@ func TestQueryRemoteEqualsLocal(t *testing.T) {
 		t.Fatalf("no key: %d %s", code, errs)
 	}
 }
+
+// TestQueryRefusesBadTokenIDs: the CLI shares REST's validation: an empty or
+// non-digit token id is a 400 message, not an empty answer.
+func TestQueryRefusesBadTokenIDs(t *testing.T) {
+	dir := testlake.Tiny(t)
+	for _, tc := range []struct{ value, want string }{
+		{"", "400: token_id is required"},
+		{"6.6e+76", `400: token_id "6.6e+76" is not an outcome-token id (a decimal digit string)`},
+	} {
+		_, errs, code := runOut(t, "query", "predmkt", "orderbook", "--data", dir, "--token_id", tc.value)
+		if code == 0 || !strings.Contains(errs, tc.want) {
+			t.Errorf("--token_id %q: %d %s", tc.value, code, errs)
+		}
+	}
+}

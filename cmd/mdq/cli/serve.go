@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -114,12 +114,12 @@ func runServe(ctx context.Context, cfg *Config, f *serveFlags, cmd *cobra.Comman
 	}
 	// inflight counts running handlers, so that shutdown can wait for the ones it cut
 	// to write their access-log line.
-	var inflight sync.WaitGroup
+	var inflight atomic.Int64 // a counter, not a WaitGroup: requests may start while shutdown waits
 	h := api.Handler()
 	srv := &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			inflight.Add(1)
-			defer inflight.Done()
+			defer inflight.Add(-1)
 			h.ServeHTTP(w, r)
 		}),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -152,12 +152,12 @@ func runServe(ctx context.Context, cfg *Config, f *serveFlags, cmd *cobra.Comman
 		srv.Close() //nolint:errcheck
 		// The cut handlers see their connection closed (an archive download's pacing
 		// wakes on it) and return; their access-log lines are written before exit.
-		waited := make(chan struct{})
-		go func() { inflight.Wait(); close(waited) }()
-		select {
-		case <-waited:
-		case <-time.After(cutHandlersWait):
-			log.Warn("handlers still running after the connections were closed")
+		deadline := time.Now().Add(cutHandlersWait)
+		for inflight.Load() > 0 && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if n := inflight.Load(); n > 0 {
+			log.Warn("handlers still running after the connections were closed", "handlers", n)
 		}
 	}
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
