@@ -86,7 +86,7 @@ lint: build
 	grep -v 'npm warn' $(LINT_DIR)/redocly.log | sed -n '/validating/,$$p'; \
 	if [ $$rc -ne 0 ] || grep -Eq 'You have [0-9]+ warning' $(LINT_DIR)/redocly.log; then echo "lint: the OpenAPI document is not clean"; exit 1; fi
 	@if [ ! -f $(LINT_DIR)/data/lake.json ]; then ./bin/mdq demo --data $(LINT_DIR)/data --scale tiny --end 2026-11-20T12:00:00Z --force >/dev/null; fi
-	@set -e; key=$$(./bin/mdq dev-key --data $(LINT_DIR)/data | tail -1); \
+	@set -e; key=$$(./bin/mdq dev-key --new --data $(LINT_DIR)/data | tail -1); \
 	./bin/mdq serve --data $(LINT_DIR)/data --addr 127.0.0.1:$(LINT_PORT) --clock 2026-11-20T12:00:00Z > $(LINT_DIR)/serve.log 2>&1 & pid=$$!; \
 	trap 'kill $$pid 2>/dev/null' EXIT; \
 	for i in $$(seq 1 60); do curl -fs http://127.0.0.1:$(LINT_PORT)/healthz >/dev/null 2>&1 && break; sleep 0.5; done; \

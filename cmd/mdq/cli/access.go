@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"os"
-	"path/filepath"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -309,21 +306,18 @@ const (
 	devLabel = "dev-key"
 )
 
-// newDevKeyCmd creates a fresh development key on every run, revoking the previous
-// ones, and prints it. Nothing but its hash is stored.
-// devKeyFile keeps the development key in the lake directory, readable by its owner
-// only, so that a second `make run` prints the same key instead of revoking the one a
-// running server's users hold. It is the one clear-text key mdq keeps, for user dev on a
-// development lake; access.db still holds only its hash.
-const devKeyFile = ".mdq-dev-key"
-
+// newDevKeyCmd prints a new development key the first time, and leaves a valid one
+// alone afterwards: a second `make run` must not revoke the key a running server's
+// clients hold. mdq keeps no key in clear (access.db holds hashes only), so a key can be
+// printed only when it is created; a user who lost it asks for --new, which creates
+// one and then revokes the earlier dev keys.
 func newDevKeyCmd(cfg *Config) *cobra.Command {
 	var fresh bool
 	cmd := &cobra.Command{
-		Use: "dev-key", Short: "Print the development API key (user dev): the saved one while it is valid, else a new one", Args: cobra.NoArgs,
-		Long: "Prints the development API key of user dev. The key is saved in DATA/" + devKeyFile + " (mode 0600); " +
-			"while it is valid the same key is printed again, so running `make run` twice does not invalidate a key in use. " +
-			"A new key is created (and earlier dev keys revoked) only when the saved one is missing, revoked or unknown, or with --new.",
+		Use: "dev-key", Short: "Create and print a development API key (user dev) unless a valid one exists; --new replaces it", Args: cobra.NoArgs,
+		Long: "Creates and prints a development API key of user dev when none is valid. While one is valid it is left alone " +
+			"(running `make run` twice does not invalidate a key in use) and only its id and creation time are shown: mdq stores " +
+			"no key in clear, so a key is printed once, when it is created. --new creates a new key, prints it, and then revokes the earlier dev keys.",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			s, err := openStore(cfg)
 			if err != nil {
@@ -332,29 +326,25 @@ func newDevKeyCmd(cfg *Config) *cobra.Command {
 			defer s.Close()
 			ctx := cmd.Context()
 			out := cmd.OutOrStdout()
-			path := filepath.Join(cfg.Data, devKeyFile)
-			if !fresh {
-				if b, err := os.ReadFile(path); err == nil {
-					saved := strings.TrimSpace(string(b))
-					if p, err := s.Authenticate(ctx, saved, ""); err == nil && p.User == devUser {
-						fmt.Fprintf(out, "development API key for user %s (still valid, reused); send it as X-API-Key:\n", devUser)
-						fmt.Fprintln(out, saved)
-						return nil
-					}
-				}
-			}
 			old, err := s.ListKeys(ctx, devUser)
 			if err != nil {
 				return err
+			}
+			if !fresh {
+				for _, k := range old {
+					if k.Label == devLabel && k.RevokedAt == nil {
+						fmt.Fprintf(out, "development API key %s for user %s (created %s) is still valid and left alone; "+
+							"it was printed when it was created (mdq keeps no key in clear). `mdq dev-key --new` replaces it.\n",
+							k.ID, devUser, k.CreatedAt.UTC().Format(time.RFC3339))
+						return nil
+					}
+				}
 			}
 			_, key, err := s.CreateKey(ctx, devUser, devLabel)
 			if err != nil {
 				return err
 			}
-			if err := writePrivate(path, key+"\n"); err != nil {
-				return err
-			}
-			// Revoked only once the new key is created and saved: no window without a key.
+			// Revoked only once the new key exists: no window without a key.
 			for _, k := range old {
 				if k.Label == devLabel && k.RevokedAt == nil {
 					if err := s.RevokeKey(ctx, k.ID); err != nil {
@@ -367,19 +357,6 @@ func newDevKeyCmd(cfg *Config) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&fresh, "new", false, "create a new key and revoke the earlier dev keys even when the saved one is valid")
+	cmd.Flags().BoolVar(&fresh, "new", false, "create a new key (printed) and revoke the earlier dev keys even when one is valid")
 	return cmd
-}
-
-// writePrivate writes a file readable by its owner only, atomically.
-func writePrivate(path, text string) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(text), 0o600); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp, 0o600); err != nil { // an existing tmp keeps its mode otherwise
-		os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, path)
 }

@@ -33,7 +33,7 @@ func BenchmarkServeScale(b *testing.B) {
 	}
 	end := testlake.BenchNow(b).Format(time.RFC3339)
 	for b.Loop() {
-		keyOut, err := exec.Command(mdqBinary(b), "dev-key", "--data", dir).Output()
+		keyOut, err := exec.Command(mdqBinary(b), "dev-key", "--new", "--data", dir).Output()
 		if err != nil {
 			b.Fatal(err)
 		}
