@@ -254,4 +254,3 @@ func TestPointInTimeEveryRoute(t *testing.T) {
 		})
 	}
 }
-
