@@ -28,6 +28,7 @@ type catRawMarket struct {
 type catRawResolution struct {
 	win     sql.NullInt64
 	invalid bool
+	ts      int64 // resolved_ts, epoch ms
 }
 
 type catRawFill struct {
@@ -61,14 +62,14 @@ func readCatRaw(t *testing.T, q *query.Queries) catRaw {
 		r.markets = append(r.markets, m)
 	}
 	rows.Close()
-	rows, err = db.QueryContext(ctx, "SELECT condition_id, winning_index, invalid FROM predmkt_resolutions")
+	rows, err = db.QueryContext(ctx, "SELECT condition_id, winning_index, invalid, epoch_ms(resolved_ts) FROM predmkt_resolutions")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for rows.Next() {
 		var c string
 		var x catRawResolution
-		if err := rows.Scan(&c, &x.win, &x.invalid); err != nil {
+		if err := rows.Scan(&c, &x.win, &x.invalid, &x.ts); err != nil {
 			t.Fatal(err)
 		}
 		r.res[c] = x
@@ -108,10 +109,11 @@ func catMicro(x float64) int64 { return int64(math.Round(x * 1e6)) }
 
 func catCents(u int64) float64 { return query.Round(float64(u)/1e6, 2) }
 
-// validWinner is the winning outcome of a validly resolved market.
-func (r catRaw) validWinner(cond string) (int, bool) {
+// validWinner is the winning outcome of a market validly resolved at or before now
+// (epoch ms): a later resolution is not yet known (point in time).
+func (r catRaw) validWinner(cond string, now int64) (int, bool) {
 	x, ok := r.res[cond]
-	if !ok || x.invalid || !x.win.Valid {
+	if !ok || x.ts > now || x.invalid || !x.win.Valid {
 		return 0, false
 	}
 	return int(x.win.Int64), true
@@ -127,17 +129,17 @@ func categoriesOracle(r catRaw, now int64) []query.CategoryRow {
 	for _, m := range r.markets {
 		cat[m.cond] = m.category
 		row := rows[m.category]
-		if row == nil {
-			continue
+		if row == nil || m.created.UnixMilli() > now {
+			continue // not yet listed at the clock
 		}
 		row.Markets++
-		if !m.closed {
+		if !(m.closed && m.end.UnixMilli() <= now) {
 			row.OpenMarkets++
 		}
-		if _, ok := r.validWinner(m.cond); ok {
+		if _, ok := r.validWinner(m.cond, now); ok {
 			row.ResolvedMarkets++
 		}
-		if x, ok := r.res[m.cond]; ok && x.invalid {
+		if x, ok := r.res[m.cond]; ok && x.invalid && x.ts <= now {
 			row.InvalidMarkets++
 		}
 	}
@@ -151,6 +153,9 @@ func categoriesOracle(r catRaw, now int64) []query.CategoryRow {
 	type wm struct{ cash, net0, net1, vol int64 }
 	perMarket := map[[3]string]*wm{} // category, wallet, condition
 	for _, f := range r.fills {
+		if f.ts > now {
+			continue // not yet known at the clock (the board too counts fills up to its hour)
+		}
 		c := cat[f.cond]
 		k := [3]string{c, f.wallet, f.cond}
 		w := perMarket[k]
@@ -210,7 +215,7 @@ func categoriesOracle(r catRaw, now int64) []query.CategoryRow {
 			wallets[[2]string{k[0], k[1]}] = x
 		}
 		x.vol += w.vol
-		if win, ok := r.validWinner(k[2]); ok {
+		if win, ok := r.validWinner(k[2], now); ok {
 			x.resolved++
 			x.pnl += w.cash + map[int]int64{0: w.net0, 1: w.net1}[win]
 		}
@@ -273,7 +278,9 @@ func TestPredmktCategoriesAgainstOracle(t *testing.T) {
 			cohort += r.SmartMoneyWallets
 			v24 += int64(r.Trades24h)
 		}
-		if cohort == 0 || v24 == 0 {
+		// Three days back the cohort can be empty: its figures count only fills and
+		// resolutions known then (point in time); at the lake's end it is not.
+		if (cohort == 0 && back == 0) || v24 == 0 {
 			t.Fatalf("clock %s: the oracle compared nothing: cohort %d, trades_24h %d", now, cohort, v24)
 		}
 	}
@@ -337,7 +344,7 @@ func familiesOracle(t *testing.T, q *query.Queries, r catRaw, now time.Time, ass
 	var curEnd = map[[2]string]catRawMarket{}
 	fam := map[string][2]string{}
 	for _, m := range r.markets {
-		if m.asset == "" || m.tenor == "" || (asset != "" && m.asset != asset) || (tenor != "" && m.tenor != tenor) {
+		if m.asset == "" || m.tenor == "" || (asset != "" && m.asset != asset) || (tenor != "" && m.tenor != tenor) || m.created.After(now) {
 			continue
 		}
 		k := [2]string{m.asset, m.tenor}
@@ -348,7 +355,7 @@ func familiesOracle(t *testing.T, q *query.Queries, r catRaw, now time.Time, ass
 			rows[k] = row
 		}
 		row.Markets++
-		if w, ok := r.validWinner(m.cond); ok {
+		if w, ok := r.validWinner(m.cond, now.UnixMilli()); ok {
 			row.Resolved++
 			if w == 0 {
 				row.UpWins++
@@ -356,7 +363,7 @@ func familiesOracle(t *testing.T, q *query.Queries, r catRaw, now time.Time, ass
 				row.DownWins++
 			}
 		}
-		if !m.closed && !m.created.After(now) && m.end.After(now) {
+		if !m.created.After(now) && m.end.After(now) { // open then: its end has not passed
 			c, ok := curEnd[k]
 			if !ok || m.end.Before(c.end) || (m.end.Equal(c.end) && m.cond < c.cond) {
 				curEnd[k] = m
