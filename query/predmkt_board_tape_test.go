@@ -199,7 +199,9 @@ func TestPredmktTapeIndexOrderbookMatchesSQL(t *testing.T) {
 func TestPredmktTapeIndexSeesNewFiles(t *testing.T) {
 	dir := testlake.Copy(t)
 	now := testlake.Now()
-	q := openTapeLake(t, dir, now)
+	// The store's clock is past the day written below: ohlcv serves no bar after the
+	// clock (point in time), and this test is about seeing a new file, not a future one.
+	q := openTapeLake(t, dir, now.Add(48*time.Hour))
 	ctx := context.Background()
 	tok := tapeStrings(t, q, "SELECT token_id FROM predmkt_book_events WHERE event_type = 'book' GROUP BY 1 ORDER BY 1 LIMIT 1")[0]
 	before, err := q.PredmktOHLCV(ctx, PredmktOHLCVParams{TokenID: tok, Interval: "1d", From: 0, To: math.MaxInt64, Limit: 1000})
@@ -209,7 +211,7 @@ func TestPredmktTapeIndexSeesNewFiles(t *testing.T) {
 	if _, err := q.mids(ctx, []string{tok}, now.UnixMilli()); err != nil {
 		t.Fatal(err)
 	}
-	// A later day: one trade and one snapshot (mid 0.5) of the token, after the clock.
+	// A later day: one trade and one snapshot (mid 0.5) of the token, after the lake's end.
 	later := now.Add(36 * time.Hour)
 	date, ts := later.Format("2006-01-02"), later.UnixMilli()
 	w, err := lake.NewWriter(dir)
