@@ -222,13 +222,7 @@ func PrintPage(out, notes io.Writer, data any, format string) error {
 	if err := Print(out, data, format); err != nil || format == "json" {
 		return err
 	}
-	var buf bytes.Buffer
-	if err := handlers.Encode(&buf, data); err != nil {
-		return err
-	}
-	dec := json.NewDecoder(&buf)
-	dec.UseNumber()
-	v, err := decodeOrdered(dec)
+	v, err := orderedBody(data)
 	if err != nil {
 		return err
 	}
@@ -278,13 +272,7 @@ func Print(w io.Writer, data any, format string) error {
 	default:
 		return fmt.Errorf("--format %q: use json, csv or table", format)
 	}
-	var buf bytes.Buffer
-	if err := handlers.Encode(&buf, data); err != nil {
-		return err
-	}
-	dec := json.NewDecoder(&buf)
-	dec.UseNumber()
-	v, err := decodeOrdered(dec)
+	v, err := orderedBody(data)
 	if err != nil {
 		return err
 	}
@@ -452,4 +440,16 @@ func writeJSON(b *strings.Builder, v any) {
 		vb, _ := json.Marshal(x)
 		b.Write(vb)
 	}
+}
+
+// orderedBody is data as the REST body encodes it, decoded back with its key order
+// and exact numbers kept, for the csv and table renderings and the page's cursor.
+func orderedBody(data any) (any, error) {
+	var buf bytes.Buffer
+	if err := handlers.Encode(&buf, data); err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(&buf)
+	dec.UseNumber()
+	return decodeOrdered(dec)
 }
