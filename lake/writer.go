@@ -283,3 +283,31 @@ func QuoteString(s string) string { return quoteString(s) }
 
 // QuoteIdent quotes s as a SQL identifier.
 func QuoteIdent(s string) string { return quoteIdent(s) }
+
+// CopyResult replaces one partition file of t under root with the result of query (run
+// with the bound args), its columns named positionally by t's registered columns and
+// written with the types the query gives them (a test compares them with the
+// registry's), in the query's own order (t.SortBy is not applied: a board's order is
+// its query's). Unlike CopyQuery an empty result is written too: an empty board is
+// still a published board. It returns the rows written.
+func CopyResult(ctx context.Context, db Execer, root string, t *Table, partVals []string, query string, args ...any) (int64, error) {
+	rel, err := t.Path(partVals...)
+	if err != nil {
+		return 0, err
+	}
+	final := filepath.Join(root, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
+		return 0, err
+	}
+	names := make([]string, len(t.Columns))
+	for i, c := range t.Columns {
+		names[i] = quoteIdent(c.Name)
+	}
+	query = strings.TrimRight(strings.TrimSpace(query), ";")
+	sel := "SELECT * FROM (\n" + query + "\n) AS q(" + strings.Join(names, ", ") + ")"
+	n, err := copyAtomic(ctx, db, t, final, sel, args, true)
+	if err != nil {
+		return 0, fmt.Errorf("write %s: %w", rel, err)
+	}
+	return n, nil
+}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"mdq/lake"
 	sqlfiles "mdq/sql"
 )
 
@@ -129,7 +130,7 @@ func (b *discoverBoard) ranked(sortBy, order string) []int32 {
 
 func (q *Queries) buildDiscoverBoard(ctx context.Context, chain, window string, at time.Time) (*discoverBoard, error) {
 	since, until := windowBounds(at, window)
-	rows, err := q.db.QueryContext(ctx, onchainDiscoverSQL, chain, since, until)
+	rows, err := q.sourcedBoardRows(ctx, lake.OnchainDiscoverBoard, chain+"."+window, at, legsBoardSources, nil, onchainDiscoverSQL, chain, since, until)
 	if err != nil {
 		return nil, wrap(ctx, "onchain discover", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"mdq/lake"
 	sqlfiles "mdq/sql"
 )
 
@@ -59,7 +60,7 @@ type labelsBoardKey struct{}
 // days ending at hour at.
 func (q *Queries) buildLabelsBoard(ctx context.Context, at time.Time) (map[string]LabelRow, error) {
 	since, until := windowBounds(at, "30d")
-	rows, err := q.db.QueryContext(ctx, onchainLabelsBatchSQL, since, until)
+	rows, err := q.sourcedBoardRows(ctx, lake.OnchainLabelsBoard, "ethereum", at, labelsBoardSources, nil, onchainLabelsBatchSQL, since, until)
 	if err != nil {
 		return nil, wrap(ctx, "onchain labels batch", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"mdq/lake"
 	sqlfiles "mdq/sql"
 )
 
@@ -144,11 +145,12 @@ func (q *Queries) onchainScreenerBoard(ctx context.Context, chain, window string
 }
 
 func (q *Queries) buildScreenerBoard(ctx context.Context, chain, window string, smart bool, at time.Time) ([]screenerBoardRow, error) {
-	if err := q.smartCohort(ctx, chain, at); err != nil {
-		return nil, err
-	}
 	first := Date(at.AddDate(0, 0, -OnchainScreenerWindows[window]))
-	rows, err := q.db.QueryContext(ctx, onchainScreenerSQL, chain, first, micros(at), smart, OnchainSmartMoneyPnL)
+	// The smart-money cohort is only needed to compute the board, not to read a
+	// published one.
+	cohort := func(ctx context.Context) error { return q.smartCohort(ctx, chain, at) }
+	rows, err := q.sourcedBoardRows(ctx, lake.OnchainScreenerBoard, fmt.Sprintf("%s.%s.%t", chain, window, smart), at, screenerBoardSources,
+		cohort, onchainScreenerSQL, chain, first, micros(at), smart, OnchainSmartMoneyPnL)
 	if err != nil {
 		return nil, wrap(ctx, "onchain screener", err)
 	}

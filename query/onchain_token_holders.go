@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"time"
 
+	"mdq/lake"
 	sqlfiles "mdq/sql"
 )
 
@@ -53,7 +54,7 @@ func (q *Queries) OnchainTokenHolders(ctx context.Context, chain, token string, 
 }
 
 func (q *Queries) buildHoldersBoard(ctx context.Context, chain string, at time.Time) (map[string][]TokenHolderRow, error) {
-	rows, err := q.db.QueryContext(ctx, onchainTokenHoldersSQL, chain, micros(at), OnchainTokenHoldersCap)
+	rows, err := q.sourcedBoardRows(ctx, lake.OnchainHoldersBoard, chain, at, holdersBoardSources, nil, onchainTokenHoldersSQL, chain, micros(at), OnchainTokenHoldersCap)
 	if err != nil {
 		return nil, wrap(ctx, "onchain token holders", err)
 	}

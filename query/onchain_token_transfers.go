@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"mdq/lake"
 	sqlfiles "mdq/sql"
 )
 
@@ -120,7 +121,8 @@ func (q *Queries) tokenTransfersFromBoard(ctx context.Context, p OnchainTokenTra
 	board, err := v.(*hourly[map[string][]TokenTransferRow]).value(ctx, q, p.Chain+"|"+p.Period, ocBoardHour(q.Now()),
 		func(ctx context.Context, at time.Time) (map[string][]TokenTransferRow, error) {
 			since, until := windowBounds(at, p.Period)
-			rows, err := q.db.QueryContext(ctx, onchainTokenTransfersBoardSQL, p.Chain, since, until, OnchainTransferRows)
+			rows, err := q.sourcedBoardRows(ctx, lake.OnchainTransfersBoard, p.Chain+"."+p.Period, at, transfersBoardSrcs, nil,
+				onchainTokenTransfersBoardSQL, p.Chain, since, until, OnchainTransferRows)
 			if err != nil {
 				return nil, wrap(ctx, "onchain token transfers", err)
 			}

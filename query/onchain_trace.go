@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"mdq/lake"
 	sqlfiles "mdq/sql"
 )
 
@@ -92,7 +93,7 @@ func (q *Queries) onchainTracePairs(ctx context.Context, chain, window string) (
 
 func (q *Queries) buildTracePairs(ctx context.Context, chain, window string, at time.Time) (*tracePairs, error) {
 	since, until := windowBounds(at, window)
-	rows, err := q.db.QueryContext(ctx, onchainTracePairsSQL, chain, since, until)
+	rows, err := q.sourcedBoardRows(ctx, lake.OnchainTracePairsBoard, chain+"."+window, at, legsBoardSources, nil, onchainTracePairsSQL, chain, since, until)
 	if err != nil {
 		return nil, wrap(ctx, "onchain trace", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"mdq/lake"
 	sqlfiles "mdq/sql"
 )
 
@@ -138,7 +139,7 @@ func (q *Queries) perpdexBoardOf(ctx context.Context, window string) (*pdBoard, 
 		if err := q.perpdexCohortsEnsure(ctx); err != nil {
 			return nil, err
 		}
-		entries, err := q.perpdexComputeBoard(ctx, PerpdexWindowStart(window, at), at)
+		entries, err := q.perpdexComputeBoard(ctx, window, PerpdexWindowStart(window, at), at)
 		if err != nil {
 			return nil, err
 		}
@@ -206,22 +207,28 @@ func pdPtr(x float64, places int) *float64 { r := Round(x, places); return &r }
 // perpdexComputeBoard computes the board one wallet bucket at a time (the buckets of
 // perpdex_closed_trades, in order), so DuckDB holds a sixteenth of the window's rows at
 // once; every figure is per wallet, so the rows are those of one pass over all wallets.
-func (q *Queries) perpdexComputeBoard(ctx context.Context, start, end time.Time) ([]pdBoardEntry, error) {
+// Each bucket's rows are published as perpdex_board (board = window.bucket) for the
+// board hour end, and read back from there while the sources stay the same.
+func (q *Queries) perpdexComputeBoard(ctx context.Context, window string, start, end time.Time) ([]pdBoardEntry, error) {
+	sig, err := q.boardSig(perpdexBoardSources...)
+	if err != nil {
+		return nil, &StoreError{Op: "perpdex board", Err: err}
+	}
 	out := []pdBoardEntry{}
 	for _, b := range closedTradeBuckets {
 		lo, hi := bucketRange(b)
 		var err error
-		if out, err = q.perpdexBoardBucket(ctx, out, start, end, lo, hi); err != nil {
+		if out, err = q.perpdexBoardBucket(ctx, out, window+"."+b, sig, start, end, lo, hi); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
 }
 
-func (q *Queries) perpdexBoardBucket(ctx context.Context, out []pdBoardEntry, start, end time.Time, lo, hi string) ([]pdBoardEntry, error) {
+func (q *Queries) perpdexBoardBucket(ctx context.Context, out []pdBoardEntry, board, sig string, start, end time.Time, lo, hi string) ([]pdBoardEntry, error) {
 	ctx, cancel := q.ctx(ctx)
 	defer cancel()
-	rows, err := q.db.QueryContext(ctx, perpdexBoardSQL, start, end, lo, hi)
+	rows, err := q.boardRows(ctx, lake.PerpdexBoard, board, end, sig, nil, perpdexBoardSQL, start, end, lo, hi)
 	if err != nil {
 		return nil, wrap(ctx, "perpdex board", err)
 	}

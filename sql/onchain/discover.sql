@@ -41,7 +41,7 @@ seen AS (
     WHERE chain = $1 AND block_time <= make_timestamp($3) AND wallet IN (SELECT address FROM wallets)
     GROUP BY wallet
 )
-SELECT p.address, p.inflow::DOUBLE, p.outflow::DOUBLE, p.tx_count, p.tokens_traded, p.tokens_profitable,
+SELECT p.address, p.inflow::DOUBLE, p.outflow::DOUBLE, p.tx_count::BIGINT, p.tokens_traded, p.tokens_profitable,
        s.first_seen, s.last_active, p.realized_pnl::DOUBLE,
        round(p.inflow, 2)::DOUBLE, round(p.outflow, 2)::DOUBLE, (round(p.inflow, 2) - round(p.outflow, 2))::DOUBLE,
        round(p.realized_pnl, 2)::DOUBLE, (round(p.inflow, 2) + round(p.outflow, 2))::DOUBLE

@@ -19,15 +19,15 @@ func init() {
 	serveHooks = append(serveHooks, boardRefresher)
 }
 
-// newRebuildCmd builds `mdq rebuild`: recompute the hourly derived tables now (the
-// prediction-market wallet board; the perpetuals cohort labels not yet published) and
-// write them to the lake, so a server started in
-// the same hour serves them without recomputing.
+// newRebuildCmd builds `mdq rebuild`: publish the derived tables due now (on-chain
+// legs, closed trades, the hourly boards of every area, the perpetuals cohort labels not
+// yet published) to the lake, so a server started in the same hour serves them without
+// recomputing.
 func newRebuildCmd(cfg *Config) *cobra.Command {
 	var clock string
 	cmd := &cobra.Command{
 		Use:   "rebuild",
-		Short: "Rebuild the hourly derived tables (prediction-market wallet board, perpetuals cohort labels) into the lake",
+		Short: "Publish the derived tables due now (legs, closed trades, hourly boards of every area, cohort labels) into the lake",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			now, err := clockFunc(clock)
@@ -76,6 +76,20 @@ func publishDerived(ctx context.Context, q *query.Queries, out io.Writer) error 
 		return err
 	}
 	fmt.Fprintln(out, c)
+	// The hourly boards of the perpetuals and on-chain areas, published for the clock's
+	// hour (a server started in that hour reads them instead of computing them).
+	start = time.Now()
+	if err := q.PerpdexWarm(ctx); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "perpdex boards for %s: leaderboards and builders in %s\n",
+		query.PerpdexBoardTime(q.Now()).Format(time.RFC3339), time.Since(start).Round(time.Millisecond))
+	start = time.Now()
+	if err := q.OnchainWarm(ctx); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "onchain boards for %s: screener, discover, trace, holders, transfers, labels in %s\n",
+		query.PerpdexBoardTime(q.Now()).Format(time.RFC3339), time.Since(start).Round(time.Millisecond))
 	return nil
 }
 

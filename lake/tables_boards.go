@@ -1,0 +1,166 @@
+package lake
+
+// Hourly boards: the published result of each board query for one board hour, so a
+// process that starts (or a `mdq query` that runs) in an hour whose boards are
+// published reads them instead of recomputing them from the whole window.
+//
+// Every board table has the same two partition keys: board, the board's key within its
+// kind (chain, window, smart-money flag, or wallet bucket, joined by dots), and built,
+// the board hour and a short hash of the source files the board was computed from
+// (YYYYMMDDTHH_hash): a file of the same hour built from other sources (a new day
+// ingested, a corrected file) is not read. The columns are the board query's, in its
+// order; the rows are in the query's order. Old hours are removed when a newer hour of
+// the same board is written.
+
+// BoardPartitions are the partition keys of every board table.
+var BoardPartitions = []string{"board", "built"}
+
+func boardTable(name, area, prefix, doc string, routes []string, cols ...Column) *Table {
+	return Register(&Table{
+		Name: name, Area: area, Prefix: prefix, Partitions: BoardPartitions, File: "board.parquet", Derived: true,
+		Doc: "Derived, hourly (a board hour's result, see tables_boards.go): " + doc, Columns: cols, Routes: routes,
+	})
+}
+
+// PerpdexBoard is sql/perpdex/board.sql's result: per wallet, the window's figures the
+// leaderboards derive their rows from. board = window.bucket (first hex digit of the
+// wallet).
+var PerpdexBoard = boardTable("perpdex_board", "perpdex", "perpdex/boards/leaderboard",
+	"per wallet, the raw figures of the perpetuals leaderboards for one window (sql/perpdex/board.sql), one file per window and wallet bucket.",
+	[]string{"/v1/perpdex/leaderboard", "/v1/perpdex/leaderboard/flow-adjusted", "/v1/perpdex/traders"},
+	Column{"wallet", "VARCHAR", "0x hex", "trader with a fill in the window"},
+	Column{"account_value", "DOUBLE", "USD", "equity at the board hour"},
+	Column{"account_value_start", "DOUBLE", "USD", "equity at the window start"},
+	Column{"realized_gross", "DOUBLE", "USD", "window closed PnL before fees"},
+	Column{"fees", "DOUBLE", "USD", "window fees"},
+	Column{"volume", "DOUBLE", "USD", "window notional"},
+	Column{"cum", "DOUBLE", "USD", "lifetime closed PnL minus fees to the board hour"},
+	Column{"trades", "BIGINT", "", "closed trades closed in the window"},
+	Column{"wins", "BIGINT", "", ""},
+	Column{"losses", "BIGINT", "", ""},
+	Column{"longs", "BIGINT", "", ""},
+	Column{"long_wins", "BIGINT", "", ""},
+	Column{"shorts", "BIGINT", "", ""},
+	Column{"short_wins", "BIGINT", "", ""},
+	Column{"long_pnl", "DOUBLE", "USD", ""},
+	Column{"short_pnl", "DOUBLE", "USD", ""},
+	Column{"gross_win", "DOUBLE", "USD", ""},
+	Column{"gross_loss", "DOUBLE", "USD", ""},
+	Column{"expectancy", "DOUBLE", "USD", "NULL without trades"},
+	Column{"avg_dur", "DOUBLE", "seconds", "NULL without trades"},
+	Column{"win_streak", "BIGINT", "", ""},
+	Column{"loss_streak", "BIGINT", "", ""},
+	Column{"max_dd_pct", "DOUBLE", "percent", ""},
+	Column{"cur_dd_pct", "DOUBLE", "percent", ""},
+	Column{"max_dd_usd", "DOUBLE", "USD", ""},
+	Column{"avg_lev", "DOUBLE", "", "NULL without a position snapshot"},
+	Column{"funding_paid", "DOUBLE", "USD", ""},
+	Column{"deposits", "DOUBLE", "USD", ""},
+	Column{"withdrawals", "DOUBLE", "USD", ""},
+	Column{"sends_in", "DOUBLE", "USD", ""},
+	Column{"sends_out", "DOUBLE", "USD", ""},
+	Column{"sends", "BIGINT", "", "sends made or received"},
+	Column{"delta_upnl", "DOUBLE", "USD", ""},
+	Column{"active_days", "BIGINT", "", ""},
+	Column{"last_day", "DATE", "", ""},
+	Column{"size_cohort", "VARCHAR", "", "today's label"},
+	Column{"pnl_cohort", "VARCHAR", "", ""},
+	Column{"pnl_cohort_tag", "VARCHAR", "", ""},
+	Column{"style_cohort_tag", "VARCHAR", "", ""},
+)
+
+// OnchainScreenerBoard is sql/onchain/screener.sql's result. board = chain.window.smart.
+var OnchainScreenerBoard = boardTable("onchain_screener_board", "onchain", "onchain/boards/screener",
+	"every token of one chain over one window (sql/onchain/screener.sql); board = chain.window.smart_money_only.",
+	[]string{"/v1/onchain/screener"},
+	Column{"token_address", "VARCHAR", "0x hex", ""},
+	Column{"symbol", "VARCHAR", "", ""},
+	Column{"name", "VARCHAR", "", "NULL when unknown"},
+	Column{"volume_usd", "DOUBLE", "USD", ""},
+	Column{"in_usd", "DOUBLE", "USD", ""},
+	Column{"out_usd", "DOUBLE", "USD", ""},
+	Column{"unique_holders", "BIGINT", "", ""},
+	Column{"tx_count", "BIGINT", "", ""},
+	Column{"volume_key", "DOUBLE", "USD", "sort key: exact volume rounded to the cent"},
+	Column{"net_key", "DOUBLE", "USD", "sort key"},
+	Column{"smart_key", "DOUBLE", "USD", "sort key"},
+)
+
+// OnchainDiscoverBoard is sql/onchain/discover.sql's result. board = chain.window.
+var OnchainDiscoverBoard = boardTable("onchain_discover_board", "onchain", "onchain/boards/discover",
+	"every wallet of one chain with a realized PnL over one window (sql/onchain/discover.sql); board = chain.window.",
+	[]string{"/v1/onchain/wallets/discover"},
+	Column{"address", "VARCHAR", "0x hex", ""},
+	Column{"inflow", "DOUBLE", "USD", ""},
+	Column{"outflow", "DOUBLE", "USD", ""},
+	Column{"tx_count", "BIGINT", "", ""},
+	Column{"tokens_traded", "BIGINT", "", ""},
+	Column{"tokens_profitable", "BIGINT", "", ""},
+	Column{"first_seen", "TIMESTAMP", "UTC", ""},
+	Column{"last_active", "TIMESTAMP", "UTC", ""},
+	Column{"realized_pnl", "DOUBLE", "USD", ""},
+	Column{"in_key", "DOUBLE", "USD", "sort key"},
+	Column{"out_key", "DOUBLE", "USD", "sort key"},
+	Column{"net_key", "DOUBLE", "USD", "sort key"},
+	Column{"pnl_key", "DOUBLE", "USD", "sort key"},
+	Column{"volume_key", "DOUBLE", "USD", "sort key"},
+)
+
+// OnchainTracePairsBoard is sql/onchain/trace_pairs.sql's result. board = chain.window.
+var OnchainTracePairsBoard = boardTable("onchain_trace_pairs_board", "onchain", "onchain/boards/trace_pairs",
+	"every (wallet, counterparty) pair of one chain over one window, ranked (sql/onchain/trace_pairs.sql); board = chain.window.",
+	[]string{"/v1/onchain/trace"},
+	Column{"wallet", "VARCHAR", "0x hex", ""},
+	Column{"counterparty", "VARCHAR", "0x hex", ""},
+	Column{"out_usd", "DOUBLE", "USD", ""},
+	Column{"in_usd", "DOUBLE", "USD", ""},
+	Column{"tx_count", "BIGINT", "", ""},
+	Column{"volume", "DOUBLE", "USD", ""},
+)
+
+// OnchainHoldersBoard is sql/onchain/token_holders.sql's result. board = chain.
+var OnchainHoldersBoard = boardTable("onchain_holders_board", "onchain", "onchain/boards/holders",
+	"every token's first 50 wallets of one chain by cumulative net inflow (sql/onchain/token_holders.sql); board = chain.",
+	[]string{"/v1/onchain/tokens/{address}/holders"},
+	Column{"token", "VARCHAR", "0x hex", ""},
+	Column{"address", "VARCHAR", "0x hex", ""},
+	Column{"label", "VARCHAR", "", "cascade entity; NULL when unlabelled"},
+	Column{"inflow", "DOUBLE", "USD", ""},
+	Column{"outflow", "DOUBLE", "USD", ""},
+	Column{"net_tokens", "DOUBLE", "tokens", ""},
+	Column{"balance", "DOUBLE", "tokens", "NULL when no balance is recorded"},
+	Column{"tx_count", "BIGINT", "", ""},
+	Column{"first_ts", "TIMESTAMP", "UTC", ""},
+	Column{"last_ts", "TIMESTAMP", "UTC", ""},
+)
+
+// OnchainTransfersBoard is sql/onchain/token_transfers_board.sql's result. board =
+// chain.period.
+var OnchainTransfersBoard = boardTable("onchain_transfers_board", "onchain", "onchain/boards/transfers",
+	"every token's top wallets of one chain on each side over one period (sql/onchain/token_transfers_board.sql); board = chain.period.",
+	[]string{"/v1/onchain/tokens/{address}/transfers"},
+	Column{"token", "VARCHAR", "0x hex", ""},
+	Column{"tab", "VARCHAR", "bought or sold", ""},
+	Column{"address", "VARCHAR", "0x hex", ""},
+	Column{"bought", "DOUBLE", "tokens", ""},
+	Column{"sold", "DOUBLE", "tokens", ""},
+	Column{"usd_spent", "DOUBLE", "USD", ""},
+	Column{"usd_received", "DOUBLE", "USD", ""},
+	Column{"chains", "VARCHAR", "", ""},
+	Column{"label", "VARCHAR", "", "cascade entity; NULL when unlabelled"},
+)
+
+// OnchainLabelsBoard is sql/onchain/labels_batch.sql's result. board = ethereum.
+var OnchainLabelsBoard = boardTable("onchain_labels_board", "onchain", "onchain/boards/labels",
+	"every labelled address with its Ethereum activity over 30 days (sql/onchain/labels_batch.sql); board = ethereum.",
+	[]string{"/v1/onchain/labels/batch"},
+	Column{"address", "VARCHAR", "0x hex", ""},
+	Column{"entity", "VARCHAR", "", ""},
+	Column{"wallet_type", "VARCHAR", "", ""},
+	Column{"confidence", "VARCHAR", "", ""},
+	Column{"risk_flag", "VARCHAR", "", ""},
+	Column{"inflow", "DOUBLE", "USD", ""},
+	Column{"outflow", "DOUBLE", "USD", ""},
+	Column{"tx_count", "BIGINT", "", ""},
+	Column{"tokens", "BIGINT", "", ""},
+)

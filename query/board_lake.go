@@ -1,0 +1,149 @@
+package query
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"mdq/lake"
+)
+
+// Hourly boards in the lake (lake/tables_boards.go): each board query's result for one
+// board hour is published as a Parquet file, so the boards of an hour are computed once
+// per lake, not once per process: a server restarted within the hour, or `mdq query`
+// run as a fresh process, reads them back (milliseconds) instead of recomputing them
+// from the whole window (minutes on a large lake). `mdq demo` and `mdq rebuild` publish
+// them with the other derived tables; serve's refresher at each hour turn.
+
+// boardBuilt is the built partition value of a board published for hour at from the
+// sources whose signature is sig: the hour first, so that names sort by hour.
+func boardBuilt(at time.Time, sig string) string {
+	h := sha256.Sum256([]byte(sig))
+	return at.UTC().Format("20060102T15") + "_" + hex.EncodeToString(h[:4])
+}
+
+// boardRows returns the rows of a board query (query with args) for board of t at board
+// hour at, computed from sources with signature sig: from the lake when that board was
+// published for the same hour and sources, else computed (after prepare, which sets up
+// what only the computation needs) and published first. A request's as_of (an hour
+// other than the serving one) reads a published board but never writes one. When the
+// lake cannot be written the board is computed and served unpublished.
+func (q *Queries) boardRows(ctx context.Context, t *lake.Table, board string, at time.Time, sig string,
+	prepare func(context.Context) error, query string, args ...any) (*sql.Rows, error) {
+	built := boardBuilt(at, sig)
+	rel, err := t.Path(board, built)
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(q.dir, filepath.FromSlash(rel))
+	if _, err := os.Stat(path); err == nil {
+		rows, err := q.db.QueryContext(ctx, "SELECT * FROM read_parquet($1, hive_partitioning = false)", path)
+		if err == nil {
+			return rows, nil
+		}
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		// A damaged file is recomputed and replaced below.
+		q.log.Warn("published board unreadable; recomputing", "table", t.Name, "board", board, "built", built, "err", err)
+	}
+	if prepare != nil {
+		if err := prepare(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if q.asOf {
+		return q.db.QueryContext(ctx, query, args...)
+	}
+	if _, err := lake.CopyResult(ctx, q.db, q.dir, t, []string{board, built}, query, args...); err != nil {
+		if ctx.Err() != nil || !isWriteError(err) {
+			return nil, err
+		}
+		q.log.Warn("board not published (lake not writable); serving it computed", "table", t.Name, "board", board, "err", err)
+		return q.db.QueryContext(ctx, query, args...)
+	}
+	q.pruneBoards(t, board, built)
+	return q.db.QueryContext(ctx, "SELECT * FROM read_parquet($1, hive_partitioning = false)", path)
+}
+
+// isWriteError reports a failure to create or replace a file (a read-only lake), as
+// opposed to a failing query.
+func isWriteError(err error) bool {
+	var pe *os.PathError
+	var le *os.LinkError
+	return errors.As(err, &pe) || errors.As(err, &le) || strings.Contains(err.Error(), "ermission denied") ||
+		strings.Contains(err.Error(), "read-only file system")
+}
+
+// pruneBoards removes the published versions of board older than built (earlier hours,
+// or the same hour from other sources), keeping later hours a process at a later clock
+// may have written. A reader holding a removed file open keeps reading it (POSIX).
+func (q *Queries) pruneBoards(t *lake.Table, board, built string) {
+	dir := filepath.Join(q.dir, filepath.FromSlash(t.Prefix), "board="+board)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	hour, _, _ := strings.Cut(built, "_")
+	for _, e := range ents {
+		v, ok := strings.CutPrefix(e.Name(), "built=")
+		if !ok || v == built {
+			continue
+		}
+		if h, _, _ := strings.Cut(v, "_"); h <= hour {
+			if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+				q.log.Warn("remove old board", "table", t.Name, "board", board, "built", v, "err", err)
+			}
+		}
+	}
+}
+
+// boardSig is the signature of the files of tables a board is computed from: every
+// file's path relative to the lake, size and modification time, so the same lake read
+// through another path spelling gives the same signature.
+func (q *Queries) boardSig(tables ...*lake.Table) (string, error) {
+	var b strings.Builder
+	for _, t := range tables {
+		files, infos, err := tableFiles(q.dir, t)
+		if err != nil {
+			return "", err
+		}
+		for i, f := range files {
+			rel, err := filepath.Rel(q.dir, f)
+			if err != nil {
+				rel = f
+			}
+			fmt.Fprintf(&b, "%s|%d|%d;", filepath.ToSlash(rel), infos[i].Size(), infos[i].ModTime().UnixNano())
+		}
+	}
+	return b.String(), nil
+}
+
+// The sources of each board (the tables its query reads).
+var (
+	perpdexBoardSources = []*lake.Table{lake.PerpdexFills, lake.PerpdexClosedTrades, lake.PerpdexAccounts,
+		lake.PerpdexPositions, lake.PerpdexFunding, lake.PerpdexLedger, lake.PerpdexCohortsCurrent}
+	onchainLabelSources  = []*lake.Table{lake.OnchainLabels, lake.OnchainLabelSources}
+	screenerBoardSources = append([]*lake.Table{lake.OnchainLegs, lake.OnchainTokens}, onchainLabelSources...)
+	legsBoardSources     = []*lake.Table{lake.OnchainLegs}
+	labelsBoardSources   = append([]*lake.Table{lake.OnchainLegs}, onchainLabelSources...)
+	holdersBoardSources  = append([]*lake.Table{lake.OnchainLegsByToken, lake.OnchainBalances}, onchainLabelSources...)
+	transfersBoardSrcs   = append([]*lake.Table{lake.OnchainLegsByToken}, onchainLabelSources...)
+)
+
+// sourcedBoardRows is boardRows with the signature of sources.
+func (q *Queries) sourcedBoardRows(ctx context.Context, t *lake.Table, board string, at time.Time, sources []*lake.Table,
+	prepare func(context.Context) error, query string, args ...any) (*sql.Rows, error) {
+	sig, err := q.boardSig(sources...)
+	if err != nil {
+		return nil, &StoreError{Op: t.Name, Err: err}
+	}
+	return q.boardRows(ctx, t, board, at, sig, prepare, query, args...)
+}

@@ -1,0 +1,243 @@
+package query
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"mdq/internal/testlake"
+	"mdq/lake"
+)
+
+// boardTables are the registry's hourly board tables (lake/tables_boards.go).
+var boardTables = []*lake.Table{lake.PerpdexBoard, lake.OnchainScreenerBoard, lake.OnchainDiscoverBoard,
+	lake.OnchainTracePairsBoard, lake.OnchainHoldersBoard, lake.OnchainTransfersBoard, lake.OnchainLabelsBoard}
+
+// allBoards is every hourly board value of the perpetuals and on-chain areas at the
+// store's hour, as the routes read them (after OnchainWarm and PerpdexWarm built or
+// loaded them).
+type allBoards struct {
+	Perpdex   map[string][]pdBoardEntry
+	Screener  map[string][]screenerBoardRow
+	Discover  map[string][]discoverBoardRow
+	Trace     map[string]*tracePairs
+	Holders   map[string]map[string][]TokenHolderRow
+	Transfers map[string]map[string][]TokenTransferRow
+	Labels    map[string]LabelRow
+}
+
+func readAllBoards(t *testing.T, q *Queries) allBoards {
+	t.Helper()
+	ctx := context.Background()
+	if err := q.PerpdexWarm(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.OnchainWarm(ctx); err != nil {
+		t.Fatal(err)
+	}
+	at := ocBoardHour(q.Now())
+	b := allBoards{Perpdex: map[string][]pdBoardEntry{}, Screener: map[string][]screenerBoardRow{},
+		Discover: map[string][]discoverBoardRow{}, Trace: map[string]*tracePairs{},
+		Holders: map[string]map[string][]TokenHolderRow{}, Transfers: map[string]map[string][]TokenTransferRow{}}
+	for _, w := range PerpdexWindowNames {
+		e, _, err := q.perpdexBoard(ctx, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Perpdex[w] = e
+	}
+	for _, chain := range OnchainChains {
+		for _, w := range []string{"24h", "7d", "30d", "90d"} {
+			for _, smart := range []bool{false, true} {
+				rows, err := q.onchainScreenerBoard(ctx, chain, w, smart, at)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b.Screener[chain+w+map[bool]string{true: "smart"}[smart]] = rows
+			}
+		}
+		p, err := q.onchainTracePairs(ctx, chain, "30d")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Trace[chain] = p
+		v, _ := q.ext.Load(holdersBoardKey{})
+		h, _, err := v.(*hourly[map[string][]TokenHolderRow]).get(ctx, q, chain, at, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Holders[chain] = h
+		for _, period := range []string{"1h", "24h", "7d", "30d"} {
+			v, _ := q.ext.Load(transfersBoardKey{})
+			tr, _, err := v.(*hourly[map[string][]TokenTransferRow]).get(ctx, q, chain+"|"+period, at, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.Transfers[chain+period] = tr
+		}
+	}
+	for _, chain := range []string{"ethereum", "bsc"} {
+		for _, w := range []string{"24h", "7d", "30d", "90d", "all"} {
+			v, _ := q.ext.Load(discoverBoardKey{})
+			d, _, err := v.(*hourly[*discoverBoard]).get(ctx, q, chain+"|"+w, at, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.Discover[chain+w] = d.rows
+		}
+	}
+	v, _ := q.ext.Load(labelsBoardKey{})
+	l, _, err := v.(*hourly[map[string]LabelRow]).get(ctx, q, "30d", at, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Labels = l
+	return b
+}
+
+// boardFiles maps every published board file under dir to its modification time.
+func boardFiles(t *testing.T, dir string) map[string]time.Time {
+	t.Helper()
+	out := map[string]time.Time{}
+	for _, tb := range boardTables {
+		files, err := tb.Files(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			st, err := os.Stat(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rel, _ := filepath.Rel(dir, f)
+			out[rel] = st.ModTime()
+		}
+	}
+	return out
+}
+
+// TestPublishedBoardsEqualComputed: the hourly boards a fresh process reads from the
+// lake equal the ones computed from the raw tables, field for field; the second process
+// reads them (no file is rewritten; each file has the registry's columns), a source file that changes makes the next process
+// compute and publish them again, replacing the old version; a past as_of publishes
+// nothing.
+func TestPublishedBoardsEqualComputed(t *testing.T) {
+	dir := testlake.Copy(t)
+	now := testlake.Now().Add(-90 * time.Minute) // mid-lake hour, not the marker's end
+	open := func() *Queries {
+		q, err := Open(context.Background(), dir, Options{Now: func() time.Time { return now }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { q.Close() })
+		return q
+	}
+	if n := len(boardFiles(t, dir)); n != 0 {
+		t.Fatalf("the copied lake already holds %d board files", n)
+	}
+	computed := readAllBoards(t, open())
+	files := boardFiles(t, dir)
+	// 4 perpetuals windows x 16 buckets; 3 chains x (8 screener + 1 trace + 1 holders +
+	// 4 transfers); 2 chains x 5 discover; 1 labels.
+	if want := 64 + 3*14 + 10 + 1; len(files) != want {
+		t.Fatalf("%d board files published, want %d", len(files), want)
+	}
+	hour := now.UTC().Truncate(time.Hour).Format("20060102T15") + "_"
+	for f := range files {
+		if !strings.Contains(f, "built="+hour) {
+			t.Fatalf("%s: not built for hour %s", f, hour)
+		}
+	}
+
+	checkBoardSchemas(t, open(), dir)
+	loaded := readAllBoards(t, open())
+	if !reflect.DeepEqual(computed, loaded) {
+		for _, f := range reflect.VisibleFields(reflect.TypeOf(computed)) {
+			if !reflect.DeepEqual(reflect.ValueOf(computed).FieldByIndex(f.Index).Interface(), reflect.ValueOf(loaded).FieldByIndex(f.Index).Interface()) {
+				t.Errorf("%s: the board read from the lake differs from the computed one", f.Name)
+			}
+		}
+		t.FailNow()
+	}
+	if again := boardFiles(t, dir); !reflect.DeepEqual(again, files) {
+		t.Fatalf("a second process rewrote board files: %d before, %d after", len(files), len(again))
+	}
+
+	// A corrected fills file: the perpetuals boards are computed again and replace the
+	// old version (one version per board); the on-chain ones are still read.
+	fills, err := lake.PerpdexFills.Files(dir)
+	if err != nil || len(fills) == 0 {
+		t.Fatalf("fills files: %v %v", fills, err)
+	}
+	later := time.Now().Add(time.Minute)
+	if err := os.Chtimes(fills[0], later, later); err != nil {
+		t.Fatal(err)
+	}
+	readAllBoards(t, open())
+	after := boardFiles(t, dir)
+	if len(after) != len(files) {
+		t.Fatalf("%d board files after republication, want %d (old versions removed)", len(after), len(files))
+	}
+	for f, mt := range after {
+		_, same := files[f]
+		if strings.HasPrefix(f, "perpdex/") == same {
+			t.Errorf("%s: perpetuals boards must be republished under a new name, on-chain ones kept", f)
+		}
+		if same && !mt.Equal(files[f]) {
+			t.Errorf("%s: rewritten although its sources did not change", f)
+		}
+	}
+
+	// A past as_of reads or computes its hour's board but publishes nothing.
+	q := open()
+	past := q.At(now.Add(-5 * time.Hour))
+	if _, _, err := past.perpdexBoard(context.Background(), "7d"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := past.OnchainScreener(context.Background(), OnchainScreenerParams{Chain: "ethereum", Window: "24h", Sort: "volume", Limit: 5}); err != nil {
+		t.Fatal(err)
+	}
+	if got := boardFiles(t, dir); !reflect.DeepEqual(got, after) {
+		t.Fatalf("a past as_of published boards: %d files, want %d", len(got), len(after))
+	}
+}
+
+// checkBoardSchemas: every board table's file has the registry's column names and
+// types, in order (CopyResult names columns positionally and keeps the query's types,
+// so a query that changed its columns, or a type Parquet cannot keep such as HUGEINT,
+// is caught here).
+func checkBoardSchemas(t *testing.T, q *Queries, dir string) {
+	t.Helper()
+	for _, tb := range boardTables {
+		files, err := tb.Files(dir)
+		if err != nil || len(files) == 0 {
+			t.Fatalf("%s: no file (%v)", tb.Name, err)
+		}
+		sort.Strings(files)
+		rows, err := q.db.Query("SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM read_parquet($1, hive_partitioning = false))", files[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for rows.Next() {
+			var n, typ string
+			if err := rows.Scan(&n, &typ); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, n+" "+typ)
+		}
+		rows.Close()
+		var want []string
+		for _, c := range tb.Columns {
+			want = append(want, c.Name+" "+c.Type)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: file columns\n%v\nregistry\n%v", tb.Name, got, want)
+		}
+	}
+}
