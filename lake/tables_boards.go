@@ -164,3 +164,55 @@ var OnchainLabelsBoard = boardTable("onchain_labels_board", "onchain", "onchain/
 	Column{"tx_count", "BIGINT", "", ""},
 	Column{"tokens", "BIGINT", "", ""},
 )
+
+// The prediction-market tape index's per-file digests (query/predmkt_board_tape.go):
+// what the index keeps of each archive trades or book_events file, published once per
+// file version so a process starting on a large lake reads the digests instead of
+// scanning the tape. board = the source file's path in the lake ('/' as '~', '=' as
+// '-'), built = src_ and a hash of its path, size and modification time.
+func tapeDigest(name, prefix, doc string, cols ...Column) *Table {
+	return Register(&Table{
+		Name: name, Area: "predmkt", Prefix: prefix, Partitions: BoardPartitions, File: "digest.parquet", Derived: true,
+		Doc: "Derived, one file per archive file version (see tables_boards.go): " + doc, Columns: cols,
+		Routes: []string{"/v1/predmkt/ohlcv", "/v1/predmkt/orderbook", "/v1/predmkt/events", "/v1/predmkt/smart_money"},
+	})
+}
+
+// PredmktTapeSpans is sql/predmkt/board_tape_span.sql's result per archive file.
+var PredmktTapeSpans = tapeDigest("predmkt_tape_spans", "predmkt/tape_index/spans",
+	"the ts and local_ts span and row count of one archive trades or book_events file (sql/predmkt/board_tape_span.sql).",
+	Column{"min_ts", "BIGINT", "epoch ms", "NULL for an empty file"},
+	Column{"max_ts", "BIGINT", "epoch ms", ""},
+	Column{"min_local_ts", "BIGINT", "epoch ms", ""},
+	Column{"max_local_ts", "BIGINT", "epoch ms", ""},
+	Column{"rows", "BIGINT", "", ""},
+)
+
+// PredmktTapeSnaps is sql/predmkt/board_tape_books.sql's result per book_events file.
+var PredmktTapeSnaps = tapeDigest("predmkt_tape_snaps", "predmkt/tape_index/snaps",
+	"the key and row number of every book snapshot of one archive book_events file (sql/predmkt/board_tape_books.sql).",
+	Column{"token_id", "VARCHAR", "", ""},
+	Column{"ts", "BIGINT", "epoch ms", ""},
+	Column{"local_ts", "BIGINT", "epoch ms", ""},
+	Column{"seq", "BIGINT", "", ""},
+	Column{"row", "BIGINT", "", "row number in the source file"},
+)
+
+// PredmktTapeMids is sql/predmkt/board_tape_mids.sql's result per book_events file
+// (every row, not clipped at a clock).
+var PredmktTapeMids = tapeDigest("predmkt_tape_mids", "predmkt/tape_index/mids",
+	"per token, the last recorded mid of one archive book_events file (sql/predmkt/board_tape_mids.sql, every row).",
+	Column{"token_id", "VARCHAR", "", ""},
+	Column{"mid", "DOUBLE", "probability", ""},
+	Column{"local_ts", "BIGINT", "epoch ms", ""},
+	Column{"seq", "BIGINT", "", ""},
+)
+
+// PredmktTapeMinutes is sql/predmkt/board_tape_minutes.sql's result per book_events
+// file.
+var PredmktTapeMinutes = tapeDigest("predmkt_tape_minutes", "predmkt/tape_index/minutes",
+	"events per minute of local_ts and event type of one archive book_events file (sql/predmkt/board_tape_minutes.sql).",
+	Column{"minute", "BIGINT", "epoch minutes", ""},
+	Column{"event_type", "VARCHAR", "", ""},
+	Column{"events", "BIGINT", "", ""},
+)

@@ -37,7 +37,16 @@ func boardBuilt(at time.Time, sig string) string {
 // lake cannot be written the board is computed and served unpublished.
 func (q *Queries) boardRows(ctx context.Context, t *lake.Table, board string, at time.Time, sig string,
 	prepare func(context.Context) error, query string, args ...any) (*sql.Rows, error) {
-	built := boardBuilt(at, sig)
+	return q.derivedRows(ctx, t, board, boardBuilt(at, sig), !q.asOf, true, prepare, query, args...)
+}
+
+// derivedRows returns the rows of query (with args) published in t under (board,
+// built), computing and publishing them first when they are not (publish false:
+// computed and not written). Publishing removes the other versions of board: with
+// keepLater, only those whose built sorts before this one (boards keep a later hour a
+// process at a later clock wrote).
+func (q *Queries) derivedRows(ctx context.Context, t *lake.Table, board, built string, publish, keepLater bool,
+	prepare func(context.Context) error, query string, args ...any) (*sql.Rows, error) {
 	rel, err := t.Path(board, built)
 	if err != nil {
 		return nil, err
@@ -52,24 +61,24 @@ func (q *Queries) boardRows(ctx context.Context, t *lake.Table, board string, at
 			return nil, err
 		}
 		// A damaged file is recomputed and replaced below.
-		q.log.Warn("published board unreadable; recomputing", "table", t.Name, "board", board, "built", built, "err", err)
+		q.log.Warn("published derived rows unreadable; recomputing", "table", t.Name, "board", board, "built", built, "err", err)
 	}
 	if prepare != nil {
 		if err := prepare(ctx); err != nil {
 			return nil, err
 		}
 	}
-	if q.asOf {
+	if !publish {
 		return q.db.QueryContext(ctx, query, args...)
 	}
 	if _, err := lake.CopyResult(ctx, q.db, q.dir, t, []string{board, built}, query, args...); err != nil {
 		if ctx.Err() != nil || !isWriteError(err) {
 			return nil, err
 		}
-		q.log.Warn("board not published (lake not writable); serving it computed", "table", t.Name, "board", board, "err", err)
+		q.log.Warn("derived rows not published (lake not writable); serving them computed", "table", t.Name, "board", board, "err", err)
 		return q.db.QueryContext(ctx, query, args...)
 	}
-	q.pruneBoards(t, board, built)
+	q.pruneBoards(t, board, built, keepLater)
 	return q.db.QueryContext(ctx, "SELECT * FROM read_parquet($1, hive_partitioning = false)", path)
 }
 
@@ -82,10 +91,11 @@ func isWriteError(err error) bool {
 		strings.Contains(err.Error(), "read-only file system")
 }
 
-// pruneBoards removes the published versions of board older than built (earlier hours,
-// or the same hour from other sources), keeping later hours a process at a later clock
-// may have written. A reader holding a removed file open keeps reading it (POSIX).
-func (q *Queries) pruneBoards(t *lake.Table, board, built string) {
+// pruneBoards removes the published versions of board other than built (with
+// keepLater, only those of an earlier hour, or of the same hour from other sources,
+// keeping later hours a process at a later clock may have written). A reader holding a
+// removed file open keeps reading it (POSIX).
+func (q *Queries) pruneBoards(t *lake.Table, board, built string, keepLater bool) {
 	dir := filepath.Join(q.dir, filepath.FromSlash(t.Prefix), "board="+board)
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -97,10 +107,11 @@ func (q *Queries) pruneBoards(t *lake.Table, board, built string) {
 		if !ok || v == built {
 			continue
 		}
-		if h, _, _ := strings.Cut(v, "_"); h <= hour {
-			if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
-				q.log.Warn("remove old board", "table", t.Name, "board", board, "built", v, "err", err)
-			}
+		if h, _, _ := strings.Cut(v, "_"); keepLater && h > hour {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			q.log.Warn("remove old derived rows", "table", t.Name, "board", board, "built", v, "err", err)
 		}
 	}
 }

@@ -18,6 +18,9 @@ import (
 var boardTables = []*lake.Table{lake.PerpdexBoard, lake.OnchainScreenerBoard, lake.OnchainDiscoverBoard,
 	lake.OnchainTracePairsBoard, lake.OnchainHoldersBoard, lake.OnchainTransfersBoard, lake.OnchainLabelsBoard}
 
+// tapeDigestTables are the prediction-market tape index's per-file digests.
+var tapeDigestTables = []*lake.Table{lake.PredmktTapeSpans, lake.PredmktTapeSnaps, lake.PredmktTapeMids, lake.PredmktTapeMinutes}
+
 // allBoards is every hourly board value of the perpetuals and on-chain areas at the
 // store's hour, as the routes read them (after OnchainWarm and PerpdexWarm built or
 // loaded them).
@@ -214,30 +217,139 @@ func TestPublishedBoardsEqualComputed(t *testing.T) {
 func checkBoardSchemas(t *testing.T, q *Queries, dir string) {
 	t.Helper()
 	for _, tb := range boardTables {
-		files, err := tb.Files(dir)
-		if err != nil || len(files) == 0 {
-			t.Fatalf("%s: no file (%v)", tb.Name, err)
+		checkTableSchema(t, q, dir, tb)
+	}
+}
+
+// checkTableSchema: the first file of derived table tb has the registry's columns.
+func checkTableSchema(t *testing.T, q *Queries, dir string, tb *lake.Table) {
+	t.Helper()
+	files, err := tb.Files(dir)
+	if err != nil || len(files) == 0 {
+		t.Fatalf("%s: no file (%v)", tb.Name, err)
+	}
+	sort.Strings(files)
+	rows, err := q.db.Query("SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM read_parquet($1, hive_partitioning = false))", files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for rows.Next() {
+		var n, typ string
+		if err := rows.Scan(&n, &typ); err != nil {
+			t.Fatal(err)
 		}
-		sort.Strings(files)
-		rows, err := q.db.Query("SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM read_parquet($1, hive_partitioning = false))", files[0])
+		got = append(got, n+" "+typ)
+	}
+	rows.Close()
+	var want []string
+	for _, c := range tb.Columns {
+		want = append(want, c.Name+" "+c.Type)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("%s: file columns\n%v\nregistry\n%v", tb.Name, got, want)
+	}
+}
+
+// tapeDigest is what the tape index derives from the files (without their os.FileInfo,
+// whose access times differ between two reads).
+type tapeDigest struct {
+	Trades  map[string]tapeSpan
+	Spans   map[string]tapeSpan
+	Snaps   map[string]map[string][]tapeSnap
+	Mids    map[string]map[string]tapeMid
+	Minutes map[string]tapeMinutes
+	LastMid map[string]tapeMid
+}
+
+func readTapeDigest(t *testing.T, q *Queries) tapeDigest {
+	t.Helper()
+	ix, err := q.predmktTape(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := tapeDigest{Trades: map[string]tapeSpan{}, Spans: map[string]tapeSpan{}, Snaps: map[string]map[string][]tapeSnap{},
+		Mids: map[string]map[string]tapeMid{}, Minutes: map[string]tapeMinutes{}, LastMid: ix.lastMid}
+	for _, f := range ix.trades {
+		d.Trades[f.path] = f.span
+	}
+	for _, f := range ix.books {
+		d.Spans[f.path], d.Snaps[f.path], d.Mids[f.path], d.Minutes[f.path] = f.span, f.snaps, f.mids, f.minutes
+	}
+	return d
+}
+
+func digestFiles(t *testing.T, dir string) map[string]time.Time {
+	t.Helper()
+	out := map[string]time.Time{}
+	for _, tb := range tapeDigestTables {
+		files, err := tb.Files(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got []string
-		for rows.Next() {
-			var n, typ string
-			if err := rows.Scan(&n, &typ); err != nil {
+		for _, f := range files {
+			st, err := os.Stat(f)
+			if err != nil {
 				t.Fatal(err)
 			}
-			got = append(got, n+" "+typ)
+			out[f] = st.ModTime()
 		}
-		rows.Close()
-		var want []string
-		for _, c := range tb.Columns {
-			want = append(want, c.Name+" "+c.Type)
+	}
+	return out
+}
+
+// TestTapeDigestsEqualComputed: the prediction-market tape index a fresh process
+// builds from the published per-file digests equals the one computed from the archive
+// files; the second process writes nothing; a replaced archive file gets new digests
+// (the old ones removed) and a removed one loses its digests.
+func TestTapeDigestsEqualComputed(t *testing.T) {
+	dir := testlake.Copy(t)
+	open := func() *Queries {
+		q, err := Open(context.Background(), dir, Options{Now: testlake.Now})
+		if err != nil {
+			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(got, want) {
-			t.Errorf("%s: file columns\n%v\nregistry\n%v", tb.Name, got, want)
+		t.Cleanup(func() { q.Close() })
+		return q
+	}
+	q := open()
+	computed := readTapeDigest(t, q)
+	files := digestFiles(t, dir)
+	trades, _ := lake.PredmktTrades.Files(dir)
+	books, _ := lake.PredmktBookEvents.Files(dir)
+	if want := len(trades) + 4*len(books); len(files) != want || len(books) == 0 {
+		t.Fatalf("%d digest files for %d trades and %d book files, want %d", len(files), len(trades), len(books), want)
+	}
+	for _, tb := range tapeDigestTables {
+		checkTableSchema(t, q, dir, tb)
+	}
+	loaded := readTapeDigest(t, open())
+	if !reflect.DeepEqual(computed, loaded) {
+		t.Fatal("the tape index read from the digests differs from the one computed from the files")
+	}
+	if again := digestFiles(t, dir); !reflect.DeepEqual(again, files) {
+		t.Fatal("a second process rewrote digests")
+	}
+	// Replace one book file (same rows, new version) and remove another.
+	later := time.Now().Add(time.Minute)
+	if err := os.Chtimes(books[0], later, later); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(books[len(books)-1]); err != nil {
+		t.Fatal(err)
+	}
+	readTapeDigest(t, open())
+	after := digestFiles(t, dir)
+	if want := len(files) - 4; len(after) != want {
+		t.Fatalf("%d digest files after a replace and a removal, want %d", len(after), want)
+	}
+	changed := 0
+	for f := range after {
+		if _, ok := files[f]; !ok {
+			changed++
 		}
+	}
+	if changed != 4 {
+		t.Fatalf("%d new digest files for the replaced book file, want 4", changed)
 	}
 }

@@ -3,8 +3,11 @@ package query
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -335,7 +338,42 @@ func (q *Queries) buildTape(ctx context.Context, old *tapeIndex, tf, bf, mf, kf 
 	if err := q.readTapeMeta(ctx, ix, mf, kf); err != nil {
 		return nil, err
 	}
+	if len(jobs) > 0 || old == nil || len(old.trades)+len(old.books) != len(tf)+len(bf) {
+		q.pruneTapeDigests(append(append([]tapeFile{}, tf...), bf...))
+	}
 	return ix, nil
+}
+
+// pruneTapeDigests removes the published digests of archive files that are no longer
+// in the lake (a partition removed or renamed); those of a replaced file are replaced
+// when it is read again.
+func (q *Queries) pruneTapeDigests(files []tapeFile) {
+	keep := map[string]bool{}
+	for _, f := range files {
+		if rel, err := filepath.Rel(q.dir, f.path); err == nil {
+			keep["board="+tapeDigestBoard(rel)] = true
+		}
+	}
+	for _, t := range []*lake.Table{lake.PredmktTapeSpans, lake.PredmktTapeSnaps, lake.PredmktTapeMids, lake.PredmktTapeMinutes} {
+		dir := filepath.Join(q.dir, filepath.FromSlash(t.Prefix))
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), "board=") && !keep[e.Name()] {
+				if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+					q.log.Warn("remove tape digest", "table", t.Name, "dir", e.Name(), "err", err)
+				}
+			}
+		}
+	}
+}
+
+// tapeDigestBoard is the board value of the digests of the archive file at rel (its
+// path in the lake).
+func tapeDigestBoard(rel string) string {
+	return strings.NewReplacer("/", "~", "=", "-").Replace(filepath.ToSlash(rel))
 }
 
 // runJobs runs jobs on n workers and returns the first error.
@@ -414,17 +452,44 @@ func (q *Queries) readTapeMeta(ctx context.Context, ix *tapeIndex, mf, kf []tape
 	return nil
 }
 
-func (q *Queries) readSpan(ctx context.Context, path string) (tapeSpan, error) {
+func (q *Queries) readSpan(ctx context.Context, f tapeFile) (tapeSpan, error) {
+	const op = "predmkt tape index"
+	rows, err := q.tapeDigestRows(ctx, lake.PredmktTapeSpans, f, predmktTapeSpanSQL)
+	if err != nil {
+		return tapeSpan{}, wrap(ctx, op, err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return tapeSpan{}, wrap(ctx, op, err)
+		}
+		return tapeSpan{}, wrap(ctx, op, sql.ErrNoRows)
+	}
 	var a, b, c, d sql.NullInt64
 	var n int64
-	if err := q.db.QueryRowContext(ctx, predmktTapeSpanSQL, path).Scan(&a, &b, &c, &d, &n); err != nil {
-		return tapeSpan{}, wrap(ctx, "predmkt tape index", err)
+	if err := rows.Scan(&a, &b, &c, &d, &n); err != nil {
+		return tapeSpan{}, wrap(ctx, op, err)
 	}
-	return tapeSpan{ok: a.Valid && c.Valid, minTS: a.Int64, maxTS: b.Int64, minLoc: c.Int64, maxLoc: d.Int64, rows: n}, nil
+	return tapeSpan{ok: a.Valid && c.Valid, minTS: a.Int64, maxTS: b.Int64, minLoc: c.Int64, maxLoc: d.Int64, rows: n}, wrap(ctx, op, rows.Err())
+}
+
+// tapeDigestRows returns the rows of one of the index's per-file queries (the file's
+// path bound as $1, then args) from the digest published for this version of f,
+// computing and publishing it first when there is none (lake/tables_boards.go). A
+// digest depends on the file alone, never on the clock, so every store publishes it.
+func (q *Queries) tapeDigestRows(ctx context.Context, t *lake.Table, f tapeFile, query string, args ...any) (*sql.Rows, error) {
+	rel, err := filepath.Rel(q.dir, f.path)
+	if err != nil {
+		return nil, err
+	}
+	board := tapeDigestBoard(rel)
+	rel = filepath.ToSlash(rel)
+	h := sha256.Sum256(fmt.Appendf(nil, "%s|%d|%d", rel, f.info.Size(), f.info.ModTime().UnixNano()))
+	return q.derivedRows(ctx, t, board, "src_"+hex.EncodeToString(h[:6]), true, false, nil, query, append([]any{f.path}, args...)...)
 }
 
 func (q *Queries) readTradeFile(ctx context.Context, f tapeFile) (*tapeTradeFile, error) {
-	span, err := q.readSpan(ctx, f.path)
+	span, err := q.readSpan(ctx, f)
 	if err != nil {
 		return nil, err
 	}
@@ -433,12 +498,12 @@ func (q *Queries) readTradeFile(ctx context.Context, f tapeFile) (*tapeTradeFile
 
 func (q *Queries) readBookFile(ctx context.Context, f tapeFile) (*tapeBookFile, error) {
 	const op = "predmkt tape index"
-	span, err := q.readSpan(ctx, f.path)
+	span, err := q.readSpan(ctx, f)
 	if err != nil {
 		return nil, err
 	}
 	e := &tapeBookFile{tapeFile: f, span: span, snaps: map[string][]tapeSnap{}}
-	rows, err := q.db.QueryContext(ctx, predmktTapeBooksSQL, f.path)
+	rows, err := q.tapeDigestRows(ctx, lake.PredmktTapeSnaps, f, predmktTapeBooksSQL)
 	if err != nil {
 		return nil, wrap(ctx, op, err)
 	}
@@ -455,10 +520,10 @@ func (q *Queries) readBookFile(ctx context.Context, f tapeFile) (*tapeBookFile, 
 		return nil, wrap(ctx, op, err)
 	}
 	rows.Close()
-	if e.mids, err = q.fileMids(ctx, f.path, maxInt64); err != nil {
+	if e.mids, err = q.fileMids(ctx, f, maxInt64); err != nil {
 		return nil, err
 	}
-	if e.minutes, err = q.fileMinutes(ctx, f.path, span); err != nil {
+	if e.minutes, err = q.fileMinutes(ctx, f, span); err != nil {
 		return nil, err
 	}
 	return e, nil
@@ -472,7 +537,7 @@ func floorDiv(a, b int64) int64 {
 	return q
 }
 
-func (q *Queries) fileMinutes(ctx context.Context, path string, span tapeSpan) (tapeMinutes, error) {
+func (q *Queries) fileMinutes(ctx context.Context, f tapeFile, span tapeSpan) (tapeMinutes, error) {
 	const op = "predmkt tape index minutes"
 	h := tapeMinutes{byType: map[string][]int64{}}
 	if !span.ok {
@@ -481,7 +546,7 @@ func (q *Queries) fileMinutes(ctx context.Context, path string, span tapeSpan) (
 	h.base = floorDiv(span.minLoc, 60_000)
 	n := floorDiv(span.maxLoc, 60_000) - h.base + 1
 	h.all = make([]int64, n)
-	rows, err := q.db.QueryContext(ctx, predmktTapeMinSQL, path)
+	rows, err := q.tapeDigestRows(ctx, lake.PredmktTapeMinutes, f, predmktTapeMinSQL)
 	if err != nil {
 		return h, wrap(ctx, op, err)
 	}
@@ -537,10 +602,17 @@ func (ix *tapeIndex) eventsBound(start, to, need int64, typ string) int64 {
 const maxInt64 = int64(^uint64(0) >> 1)
 
 // fileMids reads the last mid per token of one file among events recorded at or
-// before now (local_ts).
-func (q *Queries) fileMids(ctx context.Context, path string, now int64) (map[string]tapeMid, error) {
+// before now (local_ts): from the file's published digest for every row (now the
+// largest BIGINT), else from the file.
+func (q *Queries) fileMids(ctx context.Context, f tapeFile, now int64) (map[string]tapeMid, error) {
 	const op = "predmkt tape index mids"
-	rows, err := q.db.QueryContext(ctx, predmktTapeMidsSQL, path, now)
+	var rows *sql.Rows
+	var err error
+	if now == maxInt64 {
+		rows, err = q.tapeDigestRows(ctx, lake.PredmktTapeMids, f, predmktTapeMidsSQL, now)
+	} else {
+		rows, err = q.db.QueryContext(ctx, predmktTapeMidsSQL, f.path, now)
+	}
 	if err != nil {
 		return nil, wrap(ctx, op, err)
 	}
@@ -591,7 +663,7 @@ func (q *Queries) tapeMids(ctx context.Context, ix *tapeIndex, tokens []string, 
 					break
 				}
 				var err error
-				if mids, err = q.fileMids(ctx, f.path, now); err != nil {
+				if mids, err = q.fileMids(ctx, f.tapeFile, now); err != nil {
 					return nil, err
 				}
 				f.atClock.Store(&clockMids{now, mids})
