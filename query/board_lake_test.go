@@ -16,7 +16,8 @@ import (
 
 // boardTables are the registry's hourly board tables (lake/tables_boards.go).
 var boardTables = []*lake.Table{lake.PerpdexBoard, lake.OnchainScreenerBoard, lake.OnchainDiscoverBoard,
-	lake.OnchainTracePairsBoard, lake.OnchainHoldersBoard, lake.OnchainTransfersBoard, lake.OnchainLabelsBoard}
+	lake.OnchainTracePairsBoard, lake.OnchainHoldersBoard, lake.OnchainTransfersBoard, lake.OnchainLabelsBoard,
+	lake.PerpdexBuildersBoard}
 
 // tapeDigestTables are the prediction-market tape index's per-file digests.
 var tapeDigestTables = []*lake.Table{lake.PredmktTapeSpans, lake.PredmktTapeSnaps, lake.PredmktTapeMids, lake.PredmktTapeMinutes}
@@ -26,6 +27,7 @@ var tapeDigestTables = []*lake.Table{lake.PredmktTapeSpans, lake.PredmktTapeSnap
 // loaded them).
 type allBoards struct {
 	Perpdex   map[string][]pdBoardEntry
+	Builders  map[string]*pdBuildersData
 	Screener  map[string][]screenerBoardRow
 	Discover  map[string][]discoverBoardRow
 	Trace     map[string]*tracePairs
@@ -44,7 +46,7 @@ func readAllBoards(t *testing.T, q *Queries) allBoards {
 		t.Fatal(err)
 	}
 	at := ocBoardHour(q.Now())
-	b := allBoards{Perpdex: map[string][]pdBoardEntry{}, Screener: map[string][]screenerBoardRow{},
+	b := allBoards{Perpdex: map[string][]pdBoardEntry{}, Builders: map[string]*pdBuildersData{}, Screener: map[string][]screenerBoardRow{},
 		Discover: map[string][]discoverBoardRow{}, Trace: map[string]*tracePairs{},
 		Holders: map[string]map[string][]TokenHolderRow{}, Transfers: map[string]map[string][]TokenTransferRow{}}
 	for _, w := range PerpdexWindowNames {
@@ -53,6 +55,11 @@ func readAllBoards(t *testing.T, q *Queries) allBoards {
 			t.Fatal(err)
 		}
 		b.Perpdex[w] = e
+		d, _, err := q.buildersData(ctx, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Builders[w] = d
 	}
 	for _, chain := range OnchainChains {
 		for _, w := range []string{"24h", "7d", "30d", "90d"} {
@@ -145,9 +152,9 @@ func TestPublishedBoardsEqualComputed(t *testing.T) {
 	}
 	computed := readAllBoards(t, open())
 	files := boardFiles(t, dir)
-	// 4 perpetuals windows x 16 buckets; 3 chains x (8 screener + 1 trace + 1 holders +
-	// 4 transfers); 2 chains x 5 discover; 1 labels.
-	if want := 64 + 3*14 + 10 + 1; len(files) != want {
+	// 4 perpetuals windows x (16 buckets + 1 builders); 3 chains x (8 screener + 1 trace
+	// + 1 holders + 4 transfers); 2 chains x 5 discover; 1 labels.
+	if want := 68 + 3*14 + 10 + 1; len(files) != want {
 		t.Fatalf("%d board files published, want %d", len(files), want)
 	}
 	hour := now.UTC().Truncate(time.Hour).Format("20060102T15") + "_"

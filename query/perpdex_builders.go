@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"mdq/lake"
 	sqlfiles "mdq/sql"
 )
 
@@ -125,7 +126,21 @@ func (q *Queries) builderMetrics(ctx context.Context, builder string, start, end
 func (q *Queries) builderMetricsSQL(ctx context.Context, builder string, start, end time.Time, key string) ([]bmRow, error) {
 	ctx, cancel := q.ctx(ctx)
 	defer cancel()
-	rows, err := q.db.QueryContext(ctx, perpdexBuilderMetricsSQL, pdNullStr(builder), start, end, key)
+	var rows *sql.Rows
+	var err error
+	if builder == "" && key == "builder" && end.Equal(PerpdexBoardTime(end)) {
+		// Every builder's figures over a window ending at a board hour: the builders
+		// board, published like the leaderboards (board = the window's length in hours,
+		// or all).
+		board := "all"
+		if start.After(time.Unix(0, 0)) {
+			board = fmt.Sprintf("%dh", int64(end.Sub(start)/time.Hour))
+		}
+		rows, err = q.sourcedBoardRows(ctx, lake.PerpdexBuildersBoard, board, end, []*lake.Table{lake.PerpdexFills}, nil,
+			perpdexBuilderMetricsSQL, pdNullStr(builder), start, end, key)
+	} else {
+		rows, err = q.db.QueryContext(ctx, perpdexBuilderMetricsSQL, pdNullStr(builder), start, end, key)
+	}
 	if err != nil {
 		return nil, wrap(ctx, "perpdex builders", err)
 	}
