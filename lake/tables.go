@@ -18,7 +18,7 @@ var tapeColumns = []Column{
 	{"bids", "VARCHAR", "JSON text", `book only: [{"price":"0.48","size":"120"},...] best first; empty otherwise`},
 	{"asks", "VARCHAR", "JSON text", "book only: as bids; empty otherwise"},
 	{"is_snapshot", "INTEGER", "0 or 1", "1 on book events"},
-	{"status", "VARCHAR", "", "status events: stream-health marker (connected, gap, resync); empty otherwise"},
+	{"status", "VARCHAR", "", "status events: stream-health marker (connected, gap_start, live_resume; lakes written before 2026-11 may hold gap and resync); empty otherwise"},
 }
 
 // Prediction market.
