@@ -249,6 +249,25 @@ var (
 		SortBy: []string{"coin", "time"},
 		Routes: []string{"/v1/perpdex/hype/holders"},
 	})
+	PerpdexCandles = Register(&Table{
+		Name: "perpdex_candles", Area: "perpdex", Prefix: "perpdex/candles", Partitions: []string{"date"}, File: "candles.parquet",
+		Doc: "The venue's own price candles (candleSnapshot answers), per coin and interval; a candle still open when its answer was fetched is not stored. Written by ingest only (a demo lake has none).",
+		Columns: []Column{
+			{"time", "TIMESTAMP", "UTC", "bucket start (the answer's t)"},
+			{"coin", "VARCHAR", "", "asset"},
+			{"interval", "VARCHAR", "", "the venue's interval name (1m, 5m, 15m, 1h, 4h, 1d, ...)"},
+			{"close_time", "TIMESTAMP", "UTC", "last millisecond of the bucket (the answer's T)"},
+			{"open", "DOUBLE", "USD", "first trade price"},
+			{"high", "DOUBLE", "USD", "highest trade price"},
+			{"low", "DOUBLE", "USD", "lowest trade price"},
+			{"close", "DOUBLE", "USD", "last trade price"},
+			{"volume", "DOUBLE", "tokens", "size traded"},
+			{"trades", "BIGINT", "", "trades in the bucket"},
+		},
+		SortBy:     []string{"coin", "interval", "time"},
+		Routes:     []string{"/v1/perpdex/ohlcv"},
+		IngestOnly: true,
+	})
 	PerpdexVenueStats = Register(&Table{
 		Name: "perpdex_venue_stats", Area: "perpdex", Prefix: "perpdex/venue_stats", File: "venue_stats.parquet",
 		Doc: "Hourly venue-wide statistics.",
