@@ -220,10 +220,12 @@ func followerReorgs(t *testing.T, logTimes bool) {
 
 // BenchmarkFollowerCalls: the JSON-RPC requests and calls the follower makes per 1,000
 // blocks (5 transfers a block) catching up in steps of 2,000 blocks, with nodes that
-// give logs without and with blockTimestamp.
+// give logs without and with blockTimestamp, and with native-coin transfers read too
+// (one value transaction a block).
 func BenchmarkFollowerCalls(b *testing.B) {
-	for _, logTimes := range []bool{false, true} {
-		b.Run(fmt.Sprintf("logTimestamps=%v", logTimes), func(b *testing.B) {
+	for _, mode := range []struct{ logTimes, native bool }{{false, false}, {true, false}, {true, true}} {
+		logTimes := mode.logTimes
+		b.Run(fmt.Sprintf("logTimestamps=%v/native=%v", logTimes, mode.native), func(b *testing.B) {
 			const blocks = 4000
 			node := evmnode.New(1000+blocks+12, linearTime)
 			node.LogTimestamps = logTimes
@@ -232,12 +234,16 @@ func BenchmarkFollowerCalls(b *testing.B) {
 				for i := 0; i < 5; i++ {
 					node.AddLogs(blk, evmnode.Transfer(followToken, hexAddr('a', i+1), hexAddr('b', int(blk%50)), "1000", fmt.Sprintf("0x%060x%04x", blk, i), uint64(i)))
 				}
+				if mode.native { // one value transfer a block
+					node.AddTxs(blk, evmnode.Tx{Hash: fmt.Sprintf("0x%060x%04x", blk, 99), From: hexAddr('a', 1), To: hexAddr('b', 2), Value: "1000000000"})
+				}
 			}
 			url := node.Start(b)
 			var reqs, calls int64
 			for i := 0; i < b.N; i++ {
 				c := NewClient(url)
-				f := &Follower{Root: b.TempDir(), Chain: "ethereum", Client: c, Confirmations: 12, Start: 1000, MaxBlocks: 2000}
+				f := &Follower{Root: b.TempDir(), Chain: "ethereum", Client: c, Confirmations: 12, Start: 1000, MaxBlocks: 2000,
+					Native: mode.native}
 				for {
 					res, err := f.Step(context.Background())
 					if err != nil {
