@@ -268,6 +268,20 @@ var (
 		Routes:     []string{"/v1/perpdex/ohlcv"},
 		IngestOnly: true,
 	})
+	PerpdexFundingRates = Register(&Table{
+		Name: "perpdex_funding_rates", Area: "perpdex", Prefix: "perpdex/funding_rates", Partitions: []string{"date"}, File: "funding_rates.parquet",
+		Doc: "The venue's funding rates per coin, with or without a position: fundingHistory answers (the rate settled on each hour) and the asset contexts of metaAndAssetCtxs (the current rate when fetched). Written by ingest only (a demo lake has none).",
+		Columns: []Column{
+			{"time", "TIMESTAMP", "UTC", "the hour the rate settled (history) or when the contexts were fetched (asset_ctx)"},
+			{"coin", "VARCHAR", "", "asset"},
+			{"source", "VARCHAR", "", "history or asset_ctx"},
+			{"funding_rate", "DOUBLE", "fraction per hour", "rate"},
+			{"premium", "DOUBLE", "fraction", "premium the rate came from; NULL when the answer has none"},
+		},
+		SortBy:     []string{"coin", "time", "source"},
+		Routes:     []string{"/v1/perpdex/markets/{coin}"},
+		IngestOnly: true,
+	})
 	PerpdexVenueStats = Register(&Table{
 		Name: "perpdex_venue_stats", Area: "perpdex", Prefix: "perpdex/venue_stats", File: "venue_stats.parquet",
 		Doc: "Hourly venue-wide statistics.",

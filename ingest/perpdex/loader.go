@@ -46,12 +46,14 @@ var Keys = map[*lake.Table][]string{
 	lake.PerpdexHypeBalances: {"wallet", "source"},
 	lake.PerpdexMarks:        {"time", "coin"},
 	lake.PerpdexCandles:      {"time", "coin", "interval"},
+	lake.PerpdexFundingRates: {"time", "coin", "source"},
 	lake.PerpdexVenueStats:   {"ts"},
 }
 
 // mergeOrder: fills first (the tape is derived from the merged fills).
 var mergeOrder = []*lake.Table{lake.PerpdexFills, lake.PerpdexFunding, lake.PerpdexLedger, lake.PerpdexPositions,
-	lake.PerpdexAccounts, lake.PerpdexMarks, lake.PerpdexCandles, lake.PerpdexBookEvents}
+	lake.PerpdexAccounts, lake.PerpdexMarks, lake.PerpdexCandles,
+	lake.PerpdexFundingRates, lake.PerpdexBookEvents}
 
 //go:embed trades_from_fills.sql
 var tradesFromFillsSQL string

@@ -12,7 +12,8 @@ import (
 
 // parseMeta reads a meta answer ({universe}) or a metaAndAssetCtxs answer
 // ([{universe}, [ctx, ...]], contexts in universe order): one perpdex_marks row per
-// coin with a mark, at the fetch time. A bare meta answer has no prices: it is
+// coin with a mark, and one perpdex_funding_rates row (source asset_ctx) per coin with
+// a funding rate, at the fetch time. A bare meta answer has no prices: it is
 // understood and skipped.
 func parseMeta(b []byte, c *fileCtx, out *record) error {
 	type universe struct {
@@ -45,7 +46,9 @@ func parseMeta(b []byte, c *fileCtx, out *record) error {
 		return errors.New("metaAndAssetCtxs: meta has no universe")
 	}
 	var ctxs []struct {
-		MarkPx num `json:"markPx"`
+		MarkPx  num `json:"markPx"`
+		Funding num `json:"funding"`
+		Premium num `json:"premium"`
 	}
 	if err := json.Unmarshal(pair[1], &ctxs); err != nil {
 		return fmt.Errorf("asset contexts: %w", err)
@@ -60,6 +63,9 @@ func parseMeta(b []byte, c *fileCtx, out *record) error {
 	for i, coin := range *u.Universe {
 		if !coin.Name.set {
 			return fmt.Errorf("universe[%d]: missing required field \"name\"", i)
+		}
+		if ctxs[i].Funding.ok() {
+			out.add(lake.PerpdexFundingRates, at, at, coin.Name.v, "asset_ctx", ctxs[i].Funding.v, ctxs[i].Premium.orNil())
 		}
 		if !ctxs[i].MarkPx.ok() {
 			out.skip("coin without a mark")

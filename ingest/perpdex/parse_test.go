@@ -86,7 +86,11 @@ func TestSamplesParseIntoExpectedRows(t *testing.T) {
 		{"http_spot_clearinghouse_state.json", other, "spot-clearinghouse", []Row{
 			{lake.PerpdexHypeBalances, "", []any{other, "spot", 5.2, at}},
 		}, nil},
-		{"http_funding_history.json", "", "funding", nil, []string{"venue funding-rate history", "venue funding-rate history", "venue funding-rate history"}},
+		{"http_funding_history.json", "", "funding", []Row{
+			{lake.PerpdexFundingRates, "2026-02-01", []any{ms(1769908800000), "BTC", "history", 0.0000125, 0.00029005}},
+			{lake.PerpdexFundingRates, "2026-02-01", []any{ms(1769912400000), "BTC", "history", -0.0000081, -0.000125}},
+			{lake.PerpdexFundingRates, "2026-02-01", []any{ms(1769916000000), "BTC", "history", 0.0000033, nil}},
+		}, nil},
 		{"http_meta_perp_sample.json", "", "meta", nil, []string{"meta without asset contexts"}},
 		{"http_l2_book_btc.json", "", "l2book", []Row{
 			{lake.PerpdexBookEvents, "2025-10-30", []any{"book", "BTC", bookTs, at.UnixMilli(), bookTs, "", 0.0, 0.0, 110427.0, 110428.0,

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
@@ -101,7 +102,7 @@ func oracleFills(t *testing.T) []oracleFill {
 func TestIngestPerpdexEndToEnd(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "lake")
 	files, err := filepath.Glob(filepath.Join(perpdexFixtures, "*"))
-	if err != nil || len(files) < 8 {
+	if err != nil || len(files) < 9 {
 		t.Fatalf("fixtures: %v %v", files, err)
 	}
 	clock := "2026-04-04T00:00:00Z"
@@ -110,12 +111,12 @@ func TestIngestPerpdexEndToEnd(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("ingest: exit %d: %s %s", code, out, errs)
 	}
-	if !strings.Contains(out, "perpdex: read 32, written 33, deduplicated 0, rejected 0") ||
+	if !strings.Contains(out, "perpdex: read 37, written 38, deduplicated 0, rejected 0") ||
 		!strings.Contains(out, "perpdex closed trades: republished true") {
 		t.Fatalf("summary: %s", out)
 	}
 	code, out, errs = run(t, args...)
-	if code != 0 || !strings.Contains(out, "written 0, deduplicated 33, rejected 0") {
+	if code != 0 || !strings.Contains(out, "written 0, deduplicated 38, rejected 0") {
 		t.Fatalf("second ingest: exit %d: %s %s", code, out, errs)
 	}
 
@@ -265,6 +266,37 @@ func TestIngestPerpdexEndToEnd(t *testing.T) {
 	get("/v1/perpdex/ohlcv?coin=BTC&interval=15m", &oh) // no candles of that interval: fills only
 	if len(oh.Candles) != 2 || oh.Candles[0].Trades != 1 || oh.Candles[0].VolumeUsd == nil || *oh.Candles[0].VolumeUsd != 40000 {
 		t.Errorf("ohlcv 15m: %+v", oh.Candles)
+	}
+
+	// The venue's settled funding rate (fundingHistory) stands in for the rate of
+	// funding payments, which no followed wallet made on BTC.
+	var mk struct {
+		Hours []struct {
+			TS   string   `json:"ts"`
+			Mark float64  `json:"mark_price"`
+			Rate *float64 `json:"funding_rate"`
+		} `json:"hours"`
+	}
+	get("/v1/perpdex/markets/BTC", &mk)
+	if len(mk.Hours) != 1 || mk.Hours[0].Mark != 81200 || mk.Hours[0].Rate == nil || *mk.Hours[0].Rate != 0.0000125 {
+		t.Errorf("markets/BTC: %+v", mk.Hours)
+	}
+	var ml struct {
+		Markets []struct {
+			Coin string   `json:"coin"`
+			Rate *float64 `json:"funding_rate"`
+		} `json:"markets"`
+	}
+	get("/v1/perpdex/markets", &ml)
+	rates := map[string]any{}
+	for _, m := range ml.Markets {
+		rates[m.Coin] = nil
+		if m.Rate != nil {
+			rates[m.Coin] = *m.Rate
+		}
+	}
+	if fmt.Sprint(rates) != "map[BTC:1.25e-05 HYPE:<nil>]" {
+		t.Errorf("markets funding rates: %v", rates)
 	}
 
 	var led map[string]any
