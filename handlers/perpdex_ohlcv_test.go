@@ -30,12 +30,12 @@ func pdOracleCandles(fills []pdFill, coin string, width time.Duration, now time.
 	for _, f := range fs {
 		b := f.time.UnixMilli() / w * w
 		if len(out) == 0 || out[len(out)-1].TS != b {
-			out = append(out, query.PerpdexCandle{TS: b, Open: f.px, High: f.px, Low: f.px})
+			out = append(out, query.PerpdexCandle{TS: b, Open: f.px, High: f.px, Low: f.px, VolumeUsd: new(float64)})
 		}
 		c := &out[len(out)-1]
 		c.High, c.Low, c.Close = max(c.High, f.px), min(c.Low, f.px), f.px
 		c.Volume += f.sz
-		c.VolumeUsd += f.px * f.sz
+		*c.VolumeUsd += f.px * f.sz
 		c.Trades++
 	}
 	return out
@@ -66,7 +66,7 @@ func TestPerpdexOHLCVAgainstOracle(t *testing.T) {
 			for i, w := range want {
 				g := got.Candles[i]
 				if g.TS != w.TS || g.Open != w.Open || g.High != w.High || g.Low != w.Low || g.Close != w.Close ||
-					g.Trades != w.Trades || !pdNear(g.Volume, w.Volume, 1e-7) || !pdNear(g.VolumeUsd, w.VolumeUsd, 0.006) {
+					g.Trades != w.Trades || !pdNear(g.Volume, w.Volume, 1e-7) || g.VolumeUsd == nil || !pdNear(*g.VolumeUsd, *w.VolumeUsd, 0.006) {
 					t.Fatalf("%s %s candle %d: got %+v, oracle %+v", coin, iv, i, g, w)
 				}
 				if g.Time != time.UnixMilli(w.TS).UTC().Format("2006-01-02T15:04:05+00:00") {

@@ -38,6 +38,7 @@ type Table struct {
 	Doc        string
 	Routes     []string // routes that read it, for docs
 	Derived    bool     // computed by mdq itself from other tables (mdq rebuild), not written by ingest or demo
+	IngestOnly bool     // written by ingest only: the demo generator has no source for it, so a demo lake has none
 }
 
 // DefaultRowGroup bounds row groups so that a reader interested in one token or wallet

@@ -18,7 +18,7 @@ var tapeColumns = []Column{
 	{"bids", "VARCHAR", "JSON text", `book only: [{"price":"0.48","size":"120"},...] best first; empty otherwise`},
 	{"asks", "VARCHAR", "JSON text", "book only: as bids; empty otherwise"},
 	{"is_snapshot", "INTEGER", "0 or 1", "1 on book events"},
-	{"status", "VARCHAR", "", "status events: stream-health marker (connected, gap, resync); empty otherwise"},
+	{"status", "VARCHAR", "", "status events: stream-health marker (connected, gap_start, live_resume; lakes written before 2026-11 may hold gap and resync); empty otherwise"},
 }
 
 // Prediction market.
@@ -248,6 +248,39 @@ var (
 		},
 		SortBy: []string{"coin", "time"},
 		Routes: []string{"/v1/perpdex/hype/holders"},
+	})
+	PerpdexCandles = Register(&Table{
+		Name: "perpdex_candles", Area: "perpdex", Prefix: "perpdex/candles", Partitions: []string{"date"}, File: "candles.parquet",
+		Doc: "The venue's own price candles (candleSnapshot answers), per coin and interval; a candle still open when its answer was fetched is not stored. Written by ingest only (a demo lake has none).",
+		Columns: []Column{
+			{"time", "TIMESTAMP", "UTC", "bucket start (the answer's t)"},
+			{"coin", "VARCHAR", "", "asset"},
+			{"interval", "VARCHAR", "", "the venue's interval name (1m, 5m, 15m, 1h, 4h, 1d, ...)"},
+			{"close_time", "TIMESTAMP", "UTC", "last millisecond of the bucket (the answer's T)"},
+			{"open", "DOUBLE", "USD", "first trade price"},
+			{"high", "DOUBLE", "USD", "highest trade price"},
+			{"low", "DOUBLE", "USD", "lowest trade price"},
+			{"close", "DOUBLE", "USD", "last trade price"},
+			{"volume", "DOUBLE", "tokens", "size traded"},
+			{"trades", "BIGINT", "", "trades in the bucket"},
+		},
+		SortBy:     []string{"coin", "interval", "time"},
+		Routes:     []string{"/v1/perpdex/ohlcv"},
+		IngestOnly: true,
+	})
+	PerpdexFundingRates = Register(&Table{
+		Name: "perpdex_funding_rates", Area: "perpdex", Prefix: "perpdex/funding_rates", Partitions: []string{"date"}, File: "funding_rates.parquet",
+		Doc: "The venue's funding rates per coin, with or without a position: fundingHistory answers (the rate settled on each hour) and the asset contexts of metaAndAssetCtxs (the current rate when fetched). Written by ingest only (a demo lake has none).",
+		Columns: []Column{
+			{"time", "TIMESTAMP", "UTC", "the hour the rate settled (history) or when the contexts were fetched (asset_ctx)"},
+			{"coin", "VARCHAR", "", "asset"},
+			{"source", "VARCHAR", "", "history or asset_ctx"},
+			{"funding_rate", "DOUBLE", "fraction per hour", "rate"},
+			{"premium", "DOUBLE", "fraction", "premium the rate came from; NULL when the answer has none"},
+		},
+		SortBy:     []string{"coin", "time", "source"},
+		Routes:     []string{"/v1/perpdex/markets/{coin}"},
+		IngestOnly: true,
 	})
 	PerpdexVenueStats = Register(&Table{
 		Name: "perpdex_venue_stats", Area: "perpdex", Prefix: "perpdex/venue_stats", File: "venue_stats.parquet",

@@ -21,15 +21,15 @@ var PerpdexIntervalNames = []string{"1m", "5m", "15m", "1h", "4h", "1d"}
 
 // PerpdexCandle is one price candle of a perpetuals coin.
 type PerpdexCandle struct {
-	TS        int64   `json:"ts" doc:"bucket start, epoch milliseconds (epoch-aligned: 4h at 00, 04, ... UTC; 1d at midnight UTC)"`
-	Time      string  `json:"time" doc:"bucket start, ISO-8601 UTC"`
-	Open      float64 `json:"open" doc:"price of the bucket's first trade (by time, then trade id)"`
-	High      float64 `json:"high"`
-	Low       float64 `json:"low"`
-	Close     float64 `json:"close" doc:"price of the bucket's last trade"`
-	Volume    float64 `json:"volume" doc:"tokens traded, each trade once"`
-	VolumeUsd float64 `json:"volume_usd" doc:"sum of price times size, each trade once"`
-	Trades    int64   `json:"trades"`
+	TS        int64    `json:"ts" doc:"bucket start, epoch milliseconds (epoch-aligned: 4h at 00, 04, ... UTC; 1d at midnight UTC)"`
+	Time      string   `json:"time" doc:"bucket start, ISO-8601 UTC"`
+	Open      float64  `json:"open" doc:"price of the bucket's first trade (by time, then trade id)"`
+	High      float64  `json:"high"`
+	Low       float64  `json:"low"`
+	Close     float64  `json:"close" doc:"price of the bucket's last trade"`
+	Volume    float64  `json:"volume" doc:"tokens traded, each trade once"`
+	VolumeUsd *float64 `json:"volume_usd" doc:"sum of price times size, each trade once; null for a bucket served from the venue's own candle (candleSnapshot carries no quote volume)"`
+	Trades    int64    `json:"trades"`
 }
 
 // OHLCVPage is the envelope of /v1/perpdex/ohlcv.
@@ -47,8 +47,9 @@ type PerpdexOHLCVParams struct {
 	Limit    int
 }
 
-// PerpdexOHLCV returns candles of one coin from its fills, oldest first; a range wider
-// than Limit buckets is cut at its recent end.
+// PerpdexOHLCV returns candles of one coin from its fills and the venue's ingested
+// candles (ohlcv.sql says which serves a bucket), oldest first; a range wider than
+// Limit buckets is cut at its recent end.
 func (q *Queries) PerpdexOHLCV(ctx context.Context, p PerpdexOHLCVParams) (OHLCVPage, error) {
 	page := OHLCVPage{Coin: p.Coin, Interval: p.Interval, Candles: []PerpdexCandle{}}
 	if p.From > p.To {
@@ -57,18 +58,19 @@ func (q *Queries) PerpdexOHLCV(ctx context.Context, p PerpdexOHLCVParams) (OHLCV
 	width := PerpdexIntervals[p.Interval].Milliseconds()
 	ctx, cancel := q.ctx(ctx)
 	defer cancel()
-	rows, err := q.db.QueryContext(ctx, perpdexOHLCVSQL, p.Coin, width, p.From, p.To, p.Limit, q.Now())
+	rows, err := q.db.QueryContext(ctx, perpdexOHLCVSQL, p.Coin, width, p.From, p.To, p.Limit, q.Now(), p.Interval)
 	if err != nil {
 		return page, wrap(ctx, "perpdex ohlcv", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var c PerpdexCandle
-		if err := rows.Scan(&c.TS, &c.Open, &c.High, &c.Low, &c.Close, &c.Volume, &c.VolumeUsd, &c.Trades); err != nil {
+		var usd sql.NullFloat64
+		if err := rows.Scan(&c.TS, &c.Open, &c.High, &c.Low, &c.Close, &c.Volume, &usd, &c.Trades); err != nil {
 			return page, wrap(ctx, "perpdex ohlcv", err)
 		}
 		c.Time = ISOSeconds(time.UnixMilli(c.TS))
-		c.Volume, c.VolumeUsd = Round(c.Volume, 8), Round(c.VolumeUsd, 2)
+		c.Volume, c.VolumeUsd = Round(c.Volume, 8), pdNF(usd, 2)
 		page.Candles = append(page.Candles, c)
 	}
 	return page, wrap(ctx, "perpdex ohlcv", rows.Err())

@@ -645,8 +645,8 @@ func (w *pmWorld) genMarketDay(m *pmMarket, di int, lo, hi int64, d *pmDay) {
 			back := s.t + 2000 + rng.Int64N(2000)
 			for k := 0; k < 2; k++ {
 				bk := &st.books[k]
-				w.status(m, k, bk, s.t, "gap", rng, d)
-				w.status(m, k, bk, back, "resync", rng, d)
+				w.status(m, k, bk, s.t, "gap_start", rng, d)
+				w.status(m, k, bk, back, "live_resume", rng, d)
 				w.snap(m, k, bk, back+50, rng, d)
 			}
 		case pmSlotPull: // the makers pull one whole side for a while

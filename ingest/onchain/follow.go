@@ -74,8 +74,12 @@ type Follower struct {
 	// the checkpoint remembers (default 256).
 	MaxBlocks uint64
 	Keep      int
-	Log       io.Writer
-	Now       func() time.Time
+	// Native reads native-coin transfers too (Loader.Native): every block of a range
+	// is fetched whole, and its hash is remembered, so the reorg check covers blocks
+	// without token transfers as well.
+	Native bool
+	Log    io.Writer
+	Now    func() time.Time
 	// After runs once a step has changed the lake (the archive and derived tables).
 	After func(ctx context.Context) error
 	// PublishEvery spaces the publication of what the steps wrote (the chain's
@@ -182,15 +186,28 @@ func (f *Follower) Step(ctx context.Context) (StepResult, error) {
 		return res, err
 	}
 	defer l.Close()
-	l.Meta = f.Client.TokenMeta
+	l.Meta, l.Native = f.Client.TokenMeta, f.Native
 	headers, err := loadRange(ctx, l, f.Client, cp.Next, end, nil)
 	if err != nil {
 		return res, fmt.Errorf("blocks %d-%d: %w", cp.Next, end, err)
 	}
 	// The last block's hash anchors the next check (and a block with transfers each).
-	hs, err := f.Client.Headers(ctx, []uint64{end})
+	// The range's first block must descend from the block written before it: its
+	// parent hash is checked against the remembered hash, in the same request, so a
+	// reorganisation between the check above and this read fails the step (nothing
+	// written) and the next step rewinds.
+	want := []uint64{end}
+	prev, linked := cp.Hashes[strconv.FormatUint(cp.Next-1, 10)]
+	if linked && cp.Next != end {
+		want = append(want, cp.Next)
+	}
+	hs, err := f.Client.Headers(ctx, want)
 	if err != nil {
 		return res, fmt.Errorf("blocks %d-%d: %w", cp.Next, end, err)
+	}
+	if first := hs[cp.Next]; linked && first.ParentHash != prev {
+		return res, fmt.Errorf("blocks %d-%d: block %d's parent hash %s is not the hash %s written for block %d (the chain reorganised while reading); nothing written, the next step rewinds",
+			cp.Next, end, cp.Next, first.ParentHash, prev, cp.Next-1)
 	}
 	headers[end] = hs[end]
 	now := time.Now

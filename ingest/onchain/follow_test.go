@@ -5,11 +5,15 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"io"
 	"math/big"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"mdq/internal/evmnode"
@@ -216,10 +220,12 @@ func followerReorgs(t *testing.T, logTimes bool) {
 
 // BenchmarkFollowerCalls: the JSON-RPC requests and calls the follower makes per 1,000
 // blocks (5 transfers a block) catching up in steps of 2,000 blocks, with nodes that
-// give logs without and with blockTimestamp.
+// give logs without and with blockTimestamp, and with native-coin transfers read too
+// (one value transaction a block).
 func BenchmarkFollowerCalls(b *testing.B) {
-	for _, logTimes := range []bool{false, true} {
-		b.Run(fmt.Sprintf("logTimestamps=%v", logTimes), func(b *testing.B) {
+	for _, mode := range []struct{ logTimes, native bool }{{false, false}, {true, false}, {true, true}} {
+		logTimes := mode.logTimes
+		b.Run(fmt.Sprintf("logTimestamps=%v/native=%v", logTimes, mode.native), func(b *testing.B) {
 			const blocks = 4000
 			node := evmnode.New(1000+blocks+12, linearTime)
 			node.LogTimestamps = logTimes
@@ -228,12 +234,16 @@ func BenchmarkFollowerCalls(b *testing.B) {
 				for i := 0; i < 5; i++ {
 					node.AddLogs(blk, evmnode.Transfer(followToken, hexAddr('a', i+1), hexAddr('b', int(blk%50)), "1000", fmt.Sprintf("0x%060x%04x", blk, i), uint64(i)))
 				}
+				if mode.native { // one value transfer a block
+					node.AddTxs(blk, evmnode.Tx{Hash: fmt.Sprintf("0x%060x%04x", blk, 99), From: hexAddr('a', 1), To: hexAddr('b', 2), Value: "1000000000"})
+				}
 			}
 			url := node.Start(b)
 			var reqs, calls int64
 			for i := 0; i < b.N; i++ {
 				c := NewClient(url)
-				f := &Follower{Root: b.TempDir(), Chain: "ethereum", Client: c, Confirmations: 12, Start: 1000, MaxBlocks: 2000}
+				f := &Follower{Root: b.TempDir(), Chain: "ethereum", Client: c, Confirmations: 12, Start: 1000, MaxBlocks: 2000,
+					Native: mode.native}
 				for {
 					res, err := f.Step(context.Background())
 					if err != nil {
@@ -249,5 +259,128 @@ func BenchmarkFollowerCalls(b *testing.B) {
 			b.ReportMetric(float64(reqs)/float64(b.N)/blocks*1000, "requests/1000blocks")
 			b.ReportMetric(float64(calls)/float64(b.N)/blocks*1000, "calls/1000blocks")
 		})
+	}
+}
+
+// TestFollowerNative: a follower with Native writes the chain's native-coin transfers
+// (only confirmed blocks), and a reorganisation deeper than the confirmations that
+// replaces a block's transactions (a chain with no token transfers at all: the reorg
+// check rests on the blocks' own hashes) is rewound and rewritten.
+func TestFollowerNative(t *testing.T) {
+	const conf = 3
+	node := evmnode.New(1040, linearTime)
+	model := map[uint64][]evmnode.Tx{}
+	txsOf := func(b uint64, fork int) []evmnode.Tx {
+		return []evmnode.Tx{{Hash: fmt.Sprintf("0x%060x%04x", b, fork), From: hexAddr('a', int(b)%5+1), To: hexAddr('b', fork+1),
+			Value: strconv.Itoa(int(b)*1000 + fork)}}
+	}
+	for b := uint64(1000); b <= 1040; b++ {
+		model[b] = txsOf(b, 0)
+		node.AddTxs(b, model[b]...)
+	}
+	url := node.Start(t)
+	root := t.TempDir()
+	var logBuf bytes.Buffer
+	f := &Follower{Root: root, Chain: "ethereum", Client: testClient(url), Confirmations: conf, Start: 1000, MaxBlocks: 15,
+		Native: true, Log: &logBuf, PublishEvery: -1}
+	check := func(step string, upTo uint64) {
+		t.Helper()
+		for i := 0; i < 20; i++ {
+			res, err := f.Step(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.CaughtUp {
+				break
+			}
+		}
+		var want []string
+		for b, txs := range model {
+			if b <= upTo {
+				for _, tx := range txs {
+					want = append(want, fmt.Sprintf("%d %s -1 %s", b, tx.Hash, tx.Value))
+				}
+			}
+		}
+		sort.Strings(want)
+		if got := lakeTransfers(t, root); strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Fatalf("%s:\n got %v\nwant %v", step, got, want)
+		}
+	}
+	check("caught up", 1040-conf)
+	node.Reorg(1035, nil)
+	for b := uint64(1035); b <= 1045; b++ {
+		model[b] = txsOf(b, 1)
+		node.AddTxs(b, model[b]...)
+	}
+	node.SetHead(1045)
+	check("deep reorg", 1045-conf)
+	if !strings.Contains(logBuf.String(), "reorganisation: block 1037's hash changed; rewound to block 1034") {
+		t.Fatalf("log does not report the rewind:\n%s", logBuf.String())
+	}
+}
+
+// TestFollowerParentHashCheck: a reorganisation that lands between the step's reorg
+// check and its read of the next range (the node reorganises while answering
+// eth_getLogs) is caught by the parent hash of the range's first block: the step
+// fails writing nothing, and the next step rewinds and rewrites, so the lake ends equal
+// to the node's confirmed chain.
+func TestFollowerParentHashCheck(t *testing.T) {
+	const conf = 2
+	node := evmnode.New(1030, linearTime)
+	node.Tokens[followToken] = evmnode.Token{Decimals: 6, Symbol: "USDC", Name: "USD Coin"}
+	model := chainModel{}
+	for b := uint64(1000); b <= 1030; b++ {
+		model[b] = makeLogs(b, 0)
+		node.AddLogs(b, model[b]...)
+	}
+	var arm atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if arm.Load() && bytes.Contains(body, []byte("eth_getLogs")) && arm.CompareAndSwap(true, false) {
+			// Blocks 1027 on are replaced (1027 and 1028 are written) while the next
+			// range is being read.
+			replace := map[uint64][]evmnode.Log{}
+			for b := uint64(1027); b <= 1040; b++ {
+				model[b] = makeLogs(b, 3)
+				replace[b] = model[b]
+			}
+			node.Reorg(1027, replace)
+			node.SetHead(1040)
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		node.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	root := t.TempDir()
+	var logBuf bytes.Buffer
+	f := &Follower{Root: root, Chain: "ethereum", Client: testClient(srv.URL), Confirmations: conf, Start: 1000, MaxBlocks: 40,
+		Log: &logBuf, PublishEvery: -1}
+	if res, err := f.Step(context.Background()); err != nil || res.To != 1028 {
+		t.Fatalf("first step: %+v %v", res, err)
+	}
+	node.SetHead(1034)
+	arm.Store(true)
+	_, err := f.Step(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "block 1029's parent hash") {
+		t.Fatalf("step across the reorganisation: %v", err)
+	}
+	if cp, _ := ReadCheckpoint(root, "ethereum"); cp.Next != 1029 {
+		t.Fatalf("checkpoint moved past the failed range: %+v", cp)
+	}
+	for i := 0; i < 10; i++ {
+		res, err := f.Step(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.CaughtUp {
+			break
+		}
+	}
+	if got, want := lakeTransfers(t, root), model.oracle(1040-conf); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("lake has %d transfers, the confirmed chain %d", len(got), len(want))
+	}
+	if !strings.Contains(logBuf.String(), "reorganisation: block 1028's hash changed; rewound to block") {
+		t.Fatalf("log:\n%s", logBuf.String())
 	}
 }

@@ -47,6 +47,10 @@ type Loader struct {
 	Root  string
 	Meta  MetaFunc // nil: a token without metadata is an error naming it
 	Sum   ingest.Summary
+	// Native makes a JSON-RPC load (LoadRPC, the follower) read the native-coin value
+	// of every transaction too: one full block per block of the range, plus receipts
+	// (native.go). Off by default: it costs a call per block.
+	Native bool
 
 	stage   *ingest.Stage
 	blocks  map[uint64]int64  // block number → unix seconds

@@ -11,7 +11,9 @@ import (
 // logs by eth_getLogs over ranges that adapt to the node (halved when it refuses a
 // range or times out, doubled while answers stay small), block timestamps by batched
 // eth_getBlockByNumber, token metadata by eth_call (l.Meta). ERC-721 transfers and
-// removed logs are skipped and counted. progress, when set, gets the blocks done.
+// removed logs are skipped and counted. With l.Native the native-coin value of every
+// successful transaction is read too (native.go). progress, when set, gets the blocks
+// done.
 func LoadRPC(ctx context.Context, l *Loader, c *Client, from, to uint64, progress func(done uint64)) error {
 	if c == nil {
 		return errors.New("no JSON-RPC client")
@@ -71,6 +73,11 @@ func loadRange(ctx context.Context, l *Loader, c *Client, from, to uint64, progr
 		failures = 0
 		if err := stageLogs(ctx, l, c, logs, headers); err != nil {
 			return nil, fmt.Errorf("blocks %d-%d: %w", cur, end, err)
+		}
+		if l.Native {
+			if err := stageNative(ctx, l, c, cur, end, headers); err != nil {
+				return nil, fmt.Errorf("blocks %d-%d: native transfers: %w", cur, end, err)
+			}
 		}
 		if streak++; streak >= 16 {
 			ceiling, streak = min(maxSpan, ceiling*2), 0

@@ -33,6 +33,9 @@ type Client struct {
 	requests atomic.Int64
 	calls    atomic.Int64
 	nextID   atomic.Int64
+	// noBlockReceipts is set once the node answered that it has no
+	// eth_getBlockReceipts (native.go then asks receipts one transaction at a time).
+	noBlockReceipts atomic.Bool
 }
 
 // NewClient returns a client for url with a 30-second timeout per request.

@@ -286,3 +286,119 @@ func TestRPCErrorsHideTheEndpointKey(t *testing.T) {
 		}
 	}
 }
+
+// TestRPCNativeTransfers: with Native, the value of every successful transaction is a
+// transfer of the zero token address with log_index -1 (a contract creation pays the
+// created contract; a failed or zero-value transaction moves nothing), beside the
+// token transfers of the same blocks; the rows equal those transactions.csv gives for
+// the same transactions. A node without eth_getBlockReceipts is asked per
+// transaction, and only once per client for the block method. Without Native no
+// block is fetched whole and no native row is written.
+func TestRPCNativeTransfers(t *testing.T) {
+	const (
+		tok  = "0x00000000000000000000000000000000000000aa"
+		a    = "0x1111111111111111111111111111111111111111"
+		b    = "0x2222222222222222222222222222222222222222"
+		made = "0x3333333333333333333333333333333333333333"
+	)
+	tx := func(i int) string { return fmt.Sprintf("0x%064x", i) }
+	newNode := func(noBlockReceipts bool) *evmnode.Node {
+		n := evmnode.New(1100, linearTime)
+		n.NoBlockReceipts = noBlockReceipts
+		n.Tokens[tok] = evmnode.Token{Decimals: 6, Symbol: "TKN", Name: "Token"}
+		n.AddLogs(1010, evmnode.Transfer(tok, a, b, "2500000", tx(1), 0))
+		n.AddTxs(1010,
+			evmnode.Tx{Hash: tx(1), From: a, To: tok, Value: "0"},                 // the token call: no value
+			evmnode.Tx{Hash: tx(2), From: a, To: b, Value: "1000000000000000000"}, // 1 ETH
+			evmnode.Tx{Hash: tx(3), From: b, To: a, Value: "5", Failed: true})     // reverted
+		n.AddTxs(1030, evmnode.Tx{Hash: tx(4), From: b, Value: "0x1bc16d674ec80000", Created: made}) // 2 ETH into a new contract
+		return n
+	}
+	type row struct {
+		Block    int64
+		Tx       string
+		LogIndex int32
+		Token    string
+		From, To string
+		Raw      string
+		Amount   float64
+	}
+	load := func(t *testing.T, node *evmnode.Node, native bool) ([]row, ingest.Summary, *Client) {
+		t.Helper()
+		c := testClient(node.Start(t))
+		root := t.TempDir()
+		ctx := context.Background()
+		l, err := NewLoader(ctx, root, "ethereum")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		l.Meta, l.Native = c.TokenMeta, native
+		if err := LoadRPC(ctx, l, c, 1000, 1050, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Commit(ctx, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		var out []row
+		for _, r := range readTransfers(t, root, "ethereum") {
+			out = append(out, row{r.Block, r.Tx, r.LogIndex, r.Token, r.From, r.To, r.Raw, r.Amount})
+		}
+		if native {
+			if tk, ok := readTokens(t, root)[ZeroAddress]; !ok || tk.Symbol != "ETH" || tk.Decimals != 18 {
+				t.Errorf("native token row %+v (present %v)", tk, ok)
+			}
+		}
+		return out, l.Sum, c
+	}
+	want := []row{
+		{1010, tx(1), 0, tok, a, b, "2500000", 2.5},
+		{1010, tx(2), -1, ZeroAddress, a, b, "1000000000000000000", 1},
+		{1030, tx(4), -1, ZeroAddress, b, made, "2000000000000000000", 2},
+	}
+	node := newNode(false)
+	got, sum, _ := load(t, node, true)
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("native over RPC\n got %v\nwant %v", got, want)
+	}
+	if sum.Skipped["failed transaction"] != 1 {
+		t.Errorf("skipped %v", sum.Skipped)
+	}
+	if node.Calls("eth_getBlockReceipts") != 2 || node.Calls("eth_getTransactionReceipt") != 0 {
+		t.Errorf("receipts: %d block, %d transaction calls", node.Calls("eth_getBlockReceipts"), node.Calls("eth_getTransactionReceipt"))
+	}
+
+	old := newNode(true)
+	got, _, c := load(t, old, true)
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("without eth_getBlockReceipts\n got %v\nwant %v", got, want)
+	}
+	if old.Calls("eth_getBlockReceipts") != 1 || old.Calls("eth_getTransactionReceipt") != 3 || !c.noBlockReceipts.Load() {
+		t.Errorf("fallback: %d block, %d transaction receipt calls", old.Calls("eth_getBlockReceipts"), old.Calls("eth_getTransactionReceipt"))
+	}
+
+	off := newNode(false)
+	got, _, _ = load(t, off, false)
+	if len(got) != 1 || got[0].Token != tok || off.Calls("eth_getBlockReceipts") != 0 {
+		t.Errorf("without Native: %v, %d receipt calls", got, off.Calls("eth_getBlockReceipts"))
+	}
+
+	// The same transactions from an Ethereum-ETL export give the same native rows.
+	d := t.TempDir()
+	ts := func(n uint64) string { return time.Unix(linearTime(n), 0).UTC().Format("2006-01-02 15:04:05 UTC") }
+	writeFile(t, filepath.Join(d, "transactions.csv"), "hash,block_number,from_address,to_address,value,block_timestamp,receipt_status,receipt_contract_address\n"+
+		tx(2)+",1010,"+a+","+b+",1000000000000000000,"+ts(1010)+",1,\n"+
+		tx(3)+",1010,"+b+","+a+",5,"+ts(1010)+",0,\n"+
+		tx(4)+",1030,"+b+",,2000000000000000000,"+ts(1030)+",1,"+made+"\n")
+	root := t.TempDir()
+	if _, err := ingestETL(t, root, "ethereum", Options{}, nil, filepath.Join(d, "transactions.csv")); err != nil {
+		t.Fatal(err)
+	}
+	var etl []row
+	for _, r := range readTransfers(t, root, "ethereum") {
+		etl = append(etl, row{r.Block, r.Tx, r.LogIndex, r.Token, r.From, r.To, r.Raw, r.Amount})
+	}
+	if fmt.Sprint(etl) != fmt.Sprint(want[1:]) {
+		t.Errorf("ETL native rows\n got %v\nwant %v", etl, want[1:])
+	}
+}

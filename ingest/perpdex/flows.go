@@ -18,11 +18,12 @@ type flowEntry struct {
 	// fundingHistory (the venue's rates per coin, no user) has these instead.
 	Coin        str `json:"coin"`
 	FundingRate num `json:"fundingRate"`
+	Premium     num `json:"premium"`
 }
 
 // parseFunding reads one userFunding element: a perpdex_funding row. An element of the
-// venue's fundingHistory answer (a coin's hourly rate, no user and no payment) is
-// understood and skipped: no lake table holds rates without a position.
+// venue's fundingHistory answer (a coin's hourly rate, no user and no payment) is a
+// perpdex_funding_rates row (source history).
 func parseFunding(b []byte, c *fileCtx, out *record) error {
 	var e flowEntry
 	if err := json.Unmarshal(b, &e); err != nil {
@@ -30,7 +31,8 @@ func parseFunding(b []byte, c *fileCtx, out *record) error {
 	}
 	if e.Delta == nil {
 		if e.Coin.set && e.FundingRate.ok() && e.Time.set {
-			out.skip("venue funding-rate history")
+			at := time.UnixMilli(e.Time.v).UTC()
+			out.add(lake.PerpdexFundingRates, at, at, e.Coin.v, "history", e.FundingRate.v, e.Premium.orNil())
 			return nil
 		}
 		return errors.New("not a userFunding element: no delta")

@@ -108,6 +108,8 @@ func fixtures() []string {
 		"testdata/ledger_0x1111111111111111111111111111111111111111.json",
 		"testdata/meta_and_ctxs_1775210400000.json",
 		"testdata/delegations_0x1111111111111111111111111111111111111111_1775210400000.json",
+		"testdata/candles_BTC_1h_1775210400000.json",
+		"testdata/funding_history_BTC.json",
 	}
 }
 
@@ -130,7 +132,7 @@ func TestIngestFixturesIntoEmptyLake(t *testing.T) {
 	}
 	want := map[string]int{"perpdex_fills": 10, "perpdex_trades": 6, "perpdex_funding": 2, "perpdex_ledger": 5,
 		"perpdex_positions": 2, "perpdex_accounts": 1, "perpdex_marks": 2, "perpdex_hype_balances": 1,
-		"perpdex_venue_stats": 1}
+		"perpdex_venue_stats": 1, "perpdex_candles": 3, "perpdex_funding_rates": 5}
 	for k, n := range want {
 		if counts[k] != n {
 			t.Errorf("%s: %d rows, want %d\n%v", k, counts[k], n, d[k])
@@ -148,6 +150,10 @@ func TestIngestFixturesIntoEmptyLake(t *testing.T) {
 		{"perpdex_ledger", "perpdex/ledger/date=2026-04-01|2026-04-01 10:06:40|" + w1 + "|send_out|500.0|0x9999999999999999999999999999999999999999|0xcc00000000000000000000000000000000000000000000000000000000000004"},
 		{"perpdex_ledger", "perpdex/ledger/date=2026-04-01|2026-04-01 09:50:00|" + w1 + "|send_in|100.0|" + w2 + "|0xcc00000000000000000000000000000000000000000000000000000000000003"},
 		{"perpdex_marks", "perpdex/marks/date=2026-04-03|2026-04-03 10:00:00|HYPE|31.25"},
+		{"perpdex_funding_rates", "perpdex/funding_rates/date=2026-04-03|2026-04-03 09:00:00|BTC|history|1e-05|8e-05"},
+		{"perpdex_funding_rates", "perpdex/funding_rates/date=2026-04-03|2026-04-03 10:00:00|BTC|history|1.25e-05|NULL"},
+		{"perpdex_funding_rates", "perpdex/funding_rates/date=2026-04-03|2026-04-03 10:00:00|OLD|asset_ctx|0.0|NULL"},
+		{"perpdex_candles", "perpdex/candles/date=2026-04-01|2026-04-01 10:00:00|BTC|1h|2026-04-01 10:59:59.999|80000.0|80100.5|79900.0|80050.0|12.5|40"},
 		{"perpdex_hype_balances", "perpdex/hype_balances|" + w1 + "|staked|150.75|2026-04-03 10:00:00"},
 		{"perpdex_venue_stats", "perpdex/venue_stats|2026-04-03 10:00:00|5020.5|1|2|1|1|10720.0|8120.0|2600.0|1"},
 		{"perpdex_accounts", "perpdex/accounts/date=2026-04-03|2026-04-03 10:00:00|" + w1 + "|5020.5|10720.0|1062.0"},
@@ -161,7 +167,7 @@ func TestIngestFixturesIntoEmptyLake(t *testing.T) {
 		}
 	}
 	wantSkip := map[string]int64{"spot fill": 1, "ledger kind accountClassTransfer": 1, "ledger spotTransfer of PURR": 1,
-		"ledger kind someFutureKind": 1, "coin without a mark": 1}
+		"ledger kind someFutureKind": 1, "coin without a mark": 1, "candle not closed when fetched": 1}
 	if !reflect.DeepEqual(sum.Skipped, wantSkip) {
 		t.Errorf("skipped %v, want %v", sum.Skipped, wantSkip)
 	}

@@ -2,7 +2,8 @@
 // fill files (node_fills_by_block JSON lines, plain or LZ4), and the info API's
 // answers (userFills, clearinghouseState, spotClearinghouseState, delegations,
 // userFunding, userNonFundingLedgerUpdates, meta / metaAndAssetCtxs, l2Book,
-// recentTrades, and the websocket messages that carry the same payloads). The public
+// recentTrades, candleSnapshot, and the websocket messages that carry the same
+// payloads). The public
 // tape (perpdex_trades) is derived from the merged fills, one row per trade id, so it
 // never disagrees with them. The recorder (record.go) polls a running info endpoint.
 package perpdex
@@ -30,7 +31,7 @@ import (
 )
 
 // Kinds are the input kinds `mdq ingest perpdex --kind` accepts.
-var Kinds = []string{"node-fills", "fills", "clearinghouse", "spot-clearinghouse", "delegations", "funding", "ledger", "meta", "l2book", "trades"}
+var Kinds = []string{"node-fills", "fills", "clearinghouse", "spot-clearinghouse", "delegations", "funding", "ledger", "meta", "l2book", "trades", "candles"}
 
 // Keys are the dedupe keys of each table this loader writes: a re-ingest, an
 // overlapping file or a repeated poll replaces rows instead of adding them.
@@ -44,12 +45,15 @@ var Keys = map[*lake.Table][]string{
 	lake.PerpdexAccounts:     {"snapshot_ts", "wallet"},
 	lake.PerpdexHypeBalances: {"wallet", "source"},
 	lake.PerpdexMarks:        {"time", "coin"},
+	lake.PerpdexCandles:      {"time", "coin", "interval"},
+	lake.PerpdexFundingRates: {"time", "coin", "source"},
 	lake.PerpdexVenueStats:   {"ts"},
 }
 
 // mergeOrder: fills first (the tape is derived from the merged fills).
 var mergeOrder = []*lake.Table{lake.PerpdexFills, lake.PerpdexFunding, lake.PerpdexLedger, lake.PerpdexPositions,
-	lake.PerpdexAccounts, lake.PerpdexMarks, lake.PerpdexBookEvents}
+	lake.PerpdexAccounts, lake.PerpdexMarks, lake.PerpdexCandles,
+	lake.PerpdexFundingRates, lake.PerpdexBookEvents}
 
 //go:embed trades_from_fills.sql
 var tradesFromFillsSQL string
@@ -564,7 +568,8 @@ func readDocument(doc []byte, line0 int, kind string, fc *fileCtx, on func(int, 
 	if parse == nil {
 		return fmt.Errorf("unknown kind %q", kind)
 	}
-	elements := kind == "fills" || kind == "funding" || kind == "ledger" || kind == "trades" || kind == "delegations"
+	elements := kind == "fills" || kind == "funding" || kind == "ledger" || kind == "trades" || kind == "delegations" ||
+		kind == "candles"
 	if !elements || !bytes.HasPrefix(doc, []byte("[")) {
 		rec := &record{}
 		return on(line0, rec, parse(doc, &ctx, rec))
@@ -607,6 +612,7 @@ var parsers = map[string]func([]byte, *fileCtx, *record) error{
 	"meta":               parseMeta,
 	"l2book":             parseL2Book,
 	"trades":             parseTrade,
+	"candles":            parseCandle,
 }
 
 // parseAPIFill reads one fill of a userFills answer (or websocket fills message): the
@@ -676,6 +682,8 @@ func guessKind(head []byte) string {
 		return "trades"
 	case has("validator", "amount"):
 		return "delegations"
+	case has("t", "T", "s", "i", "o", "c"):
+		return "candles" // candleSnapshot: one-letter keys, t the bucket start and T its end
 	}
 	return ""
 }

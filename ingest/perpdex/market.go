@@ -12,7 +12,8 @@ import (
 
 // parseMeta reads a meta answer ({universe}) or a metaAndAssetCtxs answer
 // ([{universe}, [ctx, ...]], contexts in universe order): one perpdex_marks row per
-// coin with a mark, at the fetch time. A bare meta answer has no prices: it is
+// coin with a mark, and one perpdex_funding_rates row (source asset_ctx) per coin with
+// a funding rate, at the fetch time. A bare meta answer has no prices: it is
 // understood and skipped.
 func parseMeta(b []byte, c *fileCtx, out *record) error {
 	type universe struct {
@@ -45,7 +46,9 @@ func parseMeta(b []byte, c *fileCtx, out *record) error {
 		return errors.New("metaAndAssetCtxs: meta has no universe")
 	}
 	var ctxs []struct {
-		MarkPx num `json:"markPx"`
+		MarkPx  num `json:"markPx"`
+		Funding num `json:"funding"`
+		Premium num `json:"premium"`
 	}
 	if err := json.Unmarshal(pair[1], &ctxs); err != nil {
 		return fmt.Errorf("asset contexts: %w", err)
@@ -60,6 +63,9 @@ func parseMeta(b []byte, c *fileCtx, out *record) error {
 	for i, coin := range *u.Universe {
 		if !coin.Name.set {
 			return fmt.Errorf("universe[%d]: missing required field \"name\"", i)
+		}
+		if ctxs[i].Funding.ok() {
+			out.add(lake.PerpdexFundingRates, at, at, coin.Name.v, "asset_ctx", ctxs[i].Funding.v, ctxs[i].Premium.orNil())
 		}
 		if !ctxs[i].MarkPx.ok() {
 			out.skip("coin without a mark")
@@ -180,5 +186,47 @@ func parseTrade(b []byte, c *fileCtx, out *record) error {
 		lower(t.Hash.v), t.Tid.v, buyer, seller)
 	out.add(lake.PerpdexBookEvents, at, "trade", t.Coin.v, t.Time.v, local, t.Tid.v, tside, t.Px.v, t.Sz.v,
 		0.0, 0.0, "", "", int32(0), "")
+	return nil
+}
+
+// parseCandle reads one element of a candleSnapshot answer (or the data of a websocket
+// candle message): a perpdex_candles row. t is the bucket start, T its last
+// millisecond, s the coin, i the interval, o/h/l/c prices and v the size traded as
+// decimal strings, n the trade count. A candle that had not closed when the answer
+// was fetched (T at or after the fetch time, when the file says when that was) is
+// skipped: its figures are partial, and a later answer holds the closed candle.
+func parseCandle(b []byte, c *fileCtx, out *record) error {
+	var k struct {
+		T     integer `json:"t"`
+		Close integer `json:"T"`
+		Coin  str     `json:"s"`
+		Iv    str     `json:"i"`
+		O     num     `json:"o"`
+		H     num     `json:"h"`
+		L     num     `json:"l"`
+		C     num     `json:"c"`
+		V     num     `json:"v"`
+		N     integer `json:"n"`
+	}
+	if err := json.Unmarshal(b, &k); err != nil {
+		return err
+	}
+	if err := missing("t", k.T, "T", k.Close, "s", k.Coin, "i", k.Iv, "o", k.O, "h", k.H, "l", k.L, "c", k.C,
+		"v", k.V, "n", k.N); err != nil {
+		return err
+	}
+	if k.Close.v < k.T.v {
+		return fmt.Errorf("candle ends (T %d) before it starts (t %d)", k.Close.v, k.T.v)
+	}
+	if k.L.v > k.H.v || k.O.v < k.L.v || k.O.v > k.H.v || k.C.v < k.L.v || k.C.v > k.H.v {
+		return fmt.Errorf("candle prices out of order: o %v h %v l %v c %v", k.O.v, k.H.v, k.L.v, k.C.v)
+	}
+	if !c.at.IsZero() && k.Close.v >= c.at.UnixMilli() {
+		out.skip("candle not closed when fetched")
+		return nil
+	}
+	at := time.UnixMilli(k.T.v).UTC()
+	out.add(lake.PerpdexCandles, at, at, k.Coin.v, k.Iv.v, time.UnixMilli(k.Close.v).UTC(),
+		k.O.v, k.H.v, k.L.v, k.C.v, k.V.v, k.N.v)
 	return nil
 }

@@ -86,7 +86,11 @@ func TestSamplesParseIntoExpectedRows(t *testing.T) {
 		{"http_spot_clearinghouse_state.json", other, "spot-clearinghouse", []Row{
 			{lake.PerpdexHypeBalances, "", []any{other, "spot", 5.2, at}},
 		}, nil},
-		{"http_funding_history.json", "", "funding", nil, []string{"venue funding-rate history", "venue funding-rate history", "venue funding-rate history"}},
+		{"http_funding_history.json", "", "funding", []Row{
+			{lake.PerpdexFundingRates, "2026-02-01", []any{ms(1769908800000), "BTC", "history", 0.0000125, 0.00029005}},
+			{lake.PerpdexFundingRates, "2026-02-01", []any{ms(1769912400000), "BTC", "history", -0.0000081, -0.000125}},
+			{lake.PerpdexFundingRates, "2026-02-01", []any{ms(1769916000000), "BTC", "history", 0.0000033, nil}},
+		}, nil},
 		{"http_meta_perp_sample.json", "", "meta", nil, []string{"meta without asset contexts"}},
 		{"http_l2_book_btc.json", "", "l2book", []Row{
 			{lake.PerpdexBookEvents, "2025-10-30", []any{"book", "BTC", bookTs, at.UnixMilli(), bookTs, "", 0.0, 0.0, 110427.0, 110428.0,
@@ -294,5 +298,61 @@ func TestWebsocketDump(t *testing.T) {
 	}
 	if !reflect.DeepEqual(p.skipped, []string{"websocket subscriptionResponse message", "websocket pong message"}) {
 		t.Fatalf("skipped %v", p.skipped)
+	}
+}
+
+// TestCandles: a candleSnapshot answer (its kind guessed from the content) gives one
+// perpdex_candles row per closed candle, numbers exact; a candle still open when the
+// answer was fetched is skipped; a websocket candle message is read the same way;
+// missing or inconsistent fields reject the element.
+func TestCandles(t *testing.T) {
+	at := ms(1775210400000)
+	p := parseFile(t, "testdata/candles_BTC_1h_1775210400000.json", "", fileCtx{at: at})
+	if len(p.errs) > 0 {
+		t.Fatal(p.errs)
+	}
+	row := func(start, end int64, o, h, l, c, v float64, n int64) Row {
+		return Row{lake.PerpdexCandles, ms(start).Format(time.DateOnly), []any{ms(start), "BTC", "1h", ms(end), o, h, l, c, v, n}}
+	}
+	want := []Row{
+		row(1775034000000, 1775037599999, 79800, 80010, 79750, 80000, 3.25, 12),
+		row(1775037600000, 1775041199999, 80000, 80100.5, 79900, 80050, 12.5, 40),
+		row(1775044800000, 1775048399999, 82000, 82000, 82000, 82000, 0.5, 1),
+	}
+	if !reflect.DeepEqual(p.rows, want) {
+		t.Errorf("rows\n got %v\nwant %v", p.rows, want)
+	}
+	if !reflect.DeepEqual(p.skipped, []string{"candle not closed when fetched"}) {
+		t.Errorf("skipped %v", p.skipped)
+	}
+	// Without a fetch time every candle is stored (the open one too: a later answer
+	// replaces it on its key).
+	if p := parseFile(t, "testdata/candles_BTC_1h_1775210400000.json", "candles", fileCtx{}); len(p.rows) != 4 || len(p.skipped) != 0 {
+		t.Errorf("without a fetch time: %d rows, skipped %v", len(p.rows), p.skipped)
+	}
+
+	dir := t.TempDir()
+	good := `{"t":1775034000000,"T":1775034059999,"s":"ETH","i":"1m","o":"1800.5","c":"1801","h":"1801.25","l":"1800","v":"0.1","n":3}`
+	for _, c := range []struct{ name, body, err string }{
+		{"ws", `{"channel":"candle","data":` + good + `}`, ""},
+		{"no n", strings.Replace(good, `,"n":3`, "", 1), `missing required field "n"`},
+		{"T before t", strings.Replace(good, `"T":1775034059999`, `"T":1775033999999`, 1), "before it starts"},
+		{"high below close", strings.Replace(good, `"h":"1801.25"`, `"h":"1800.9"`, 1), "out of order"},
+		{"bad number", strings.Replace(good, `"v":"0.1"`, `"v":"0,1"`, 1), "not a decimal"},
+	} {
+		f := filepath.Join(dir, c.name+".json")
+		if err := os.WriteFile(f, []byte(c.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		p := parseFile(t, f, "candles", fileCtx{})
+		if c.err == "" {
+			if len(p.errs) > 0 || len(p.rows) != 1 || p.rows[0].Vals[2] != "1m" || p.rows[0].Vals[4] != 1800.5 || p.rows[0].Vals[9] != int64(3) {
+				t.Errorf("%s: %v %v", c.name, p.rows, p.errs)
+			}
+			continue
+		}
+		if len(p.errs) != 1 || !strings.Contains(p.errs[0], c.err) {
+			t.Errorf("%s: errors %v, want %q", c.name, p.errs, c.err)
+		}
 	}
 }

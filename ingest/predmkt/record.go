@@ -139,7 +139,7 @@ func (r *Recorder) Run(ctx context.Context) error {
 	go func() { defer wg.Done(); writeErr <- r.writer(segs) }()
 	r.reader(ctx)
 	if r.dropAt != 0 {
-		r.items <- item2{local: r.dropAt, status: StatusGap} // the writer is draining: this cannot stall
+		r.items <- item2{local: r.dropAt, status: StatusGapStart} // the writer is draining: this cannot stall
 	}
 	close(r.items) // the reader is the only sender
 	err := <-writeErr
@@ -158,7 +158,7 @@ func (r *Recorder) Run(ctx context.Context) error {
 func (r *Recorder) enqueue(it item2) {
 	if r.dropAt != 0 {
 		select {
-		case r.items <- item2{local: r.dropAt, status: StatusGap}:
+		case r.items <- item2{local: r.dropAt, status: StatusGapStart}:
 			r.dropAt = 0
 		default:
 			r.dropped.Add(1)
@@ -184,7 +184,7 @@ func (r *Recorder) reader(ctx context.Context) {
 			return
 		}
 		if r.conns.Load() > 0 && got >= 0 {
-			r.enqueue(item2{local: now, status: StatusGap})
+			r.enqueue(item2{local: now, status: StatusGapStart})
 		}
 		r.logf("stream lost (%v); reconnecting in %s", err, backoff)
 		if got > 0 {
@@ -352,12 +352,12 @@ func (r *Recorder) writer(segs chan<- string) error {
 			pending[a] = true
 		}
 		gapped = true
-		return marker(local, StatusGap, r.cfg.Assets)
+		return marker(local, StatusGapStart, r.cfg.Assets)
 	}
 	for it := range r.items {
 		var err error
 		switch it.status {
-		case StatusGap:
+		case StatusGapStart:
 			err = gap(it.local)
 		case StatusConnected:
 			err = marker(it.local, StatusConnected, r.cfg.Assets)
@@ -367,7 +367,7 @@ func (r *Recorder) writer(segs chan<- string) error {
 					for _, a := range bookAssets(it.frame) {
 						if pending[a] {
 							delete(pending, a)
-							if err = marker(it.local, StatusResync, []string{a}); err != nil {
+							if err = marker(it.local, StatusLiveResume, []string{a}); err != nil {
 								return err
 							}
 						}

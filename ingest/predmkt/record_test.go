@@ -139,7 +139,7 @@ func tapeTypes(t *testing.T, dir, tok string) []string {
 
 // TestRecorderReplay: against a local server that replays a capture, drops the
 // connection, freezes without closing, sends a malformed frame, an array frame and a
-// pretty-printed one: the lake holds the rows, with connected, gap and resync markers
+// pretty-printed one: the lake holds the rows, with connected, gap_start and live_resume markers
 // where they belong; SIGTERM (ctx cancelled) mid-stream loses nothing received; and
 // ingesting the recorder's capture later gives the same rows.
 func TestRecorderReplay(t *testing.T) {
@@ -186,11 +186,11 @@ func TestRecorderReplay(t *testing.T) {
 	if s := rec.Stats(); s.Bad != 1 || s.Dropped != 0 {
 		t.Errorf("stats %+v", s)
 	}
-	want1001 := []string{"status:connected", "book", "price_change", "trade", "status:gap",
-		"status:connected", "status:resync", "book", "trade", "status:gap",
-		"status:connected", "status:resync", "book", "price_change"}
-	want1002 := []string{"status:connected", "book", "status:gap", "status:connected", "status:gap",
-		"status:connected", "status:resync", "book"}
+	want1001 := []string{"status:connected", "book", "price_change", "trade", "status:gap_start",
+		"status:connected", "status:live_resume", "book", "trade", "status:gap_start",
+		"status:connected", "status:live_resume", "book", "price_change"}
+	want1002 := []string{"status:connected", "book", "status:gap_start", "status:connected", "status:gap_start",
+		"status:connected", "status:live_resume", "book"}
 	if got := tapeTypes(t, dir, "1001"); fmt.Sprint(got) != fmt.Sprint(want1001) {
 		t.Errorf("1001 tape\n got %v\nwant %v", got, want1001)
 	}
@@ -250,7 +250,7 @@ func TestRecorderOverflow(t *testing.T) {
 	got := tapeTypes(t, dir, "1001")
 	gaps := 0
 	for _, g := range got {
-		if g == "status:gap" {
+		if g == "status:gap_start" {
 			gaps++
 		}
 	}

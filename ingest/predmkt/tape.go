@@ -44,12 +44,17 @@ func (e *Event) Values() []any {
 }
 
 // Status markers written by the recorder (and read back from its capture): the
-// vocabulary of the lake's status column.
+// vocabulary of the lake's status column. gap_start and live_resume are the names
+// issue 14 gives the markers of the archive's recorder.
 const (
-	StatusConnected = "connected" // a connection (re)opened and the subscription was sent
-	StatusGap       = "gap"       // the stream dropped, went silent or overflowed: events may be missing from here
-	StatusResync    = "resync"    // the first book after a gap: the token is live again
+	StatusConnected  = "connected"   // a connection (re)opened and the subscription was sent
+	StatusGapStart   = "gap_start"   // the stream dropped, went silent or overflowed: events may be missing from here
+	StatusLiveResume = "live_resume" // the first book after a gap: the token is live again
 )
+
+// legacyStatus maps the names earlier recorders (and demo lakes) wrote onto today's,
+// so an old capture ingests into the same vocabulary as a new one.
+var legacyStatus = map[string]string{"gap": StatusGapStart, "resync": StatusLiveResume}
 
 // numText is a number the feed sends as a JSON string ("0.51") or, in some
 // messages, as a bare number; it keeps the text so the decimal is read exactly.
@@ -447,6 +452,10 @@ func (t *Tape) message(m *wsMsg, local int64) ([]item, error) {
 		if m.Status == "" {
 			return nil, errors.New("status marker without status")
 		}
+		status := m.Status
+		if s, ok := legacyStatus[status]; ok {
+			status = s
+		}
 		ids := m.AssetsIDs
 		if m.AssetID != "" {
 			ids = append([]string{m.AssetID}, ids...)
@@ -456,7 +465,7 @@ func (t *Tape) message(m *wsMsg, local int64) ([]item, error) {
 			if err := checkToken(id); err != nil {
 				return nil, fmt.Errorf("status: %v", err)
 			}
-			out = append(out, item{e: &Event{Type: "status", Token: id, Ts: ts, LocalTs: lts, Status: m.Status}})
+			out = append(out, item{e: &Event{Type: "status", Token: id, Ts: ts, LocalTs: lts, Status: status}})
 		}
 		return out, nil
 	case "new_market":

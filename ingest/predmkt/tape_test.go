@@ -56,9 +56,18 @@ func TestTapeRows(t *testing.T) {
 			`{"event_type":"tick_size_change","asset_id":"7","timestamp":"94","new_tick_size":"0.001","old_tick_size":"0.01"}`},
 			[]Event{{Type: "tick_size_change", Token: "7", Ts: 94, LocalTs: 94, Seq: 94_000, Price: 0.001}}},
 		{"status marker: one row per token", []string{
-			`95 {"event_type":"status","status":"gap","assets_ids":["7","8"],"timestamp":"95"}`},
-			[]Event{{Type: "status", Token: "7", Ts: 95, LocalTs: 95, Seq: 95_000, Status: "gap"},
-				{Type: "status", Token: "8", Ts: 95, LocalTs: 95, Seq: 95_000, Status: "gap"}}},
+			`95 {"event_type":"status","status":"gap_start","assets_ids":["7","8"],"timestamp":"95"}`},
+			[]Event{{Type: "status", Token: "7", Ts: 95, LocalTs: 95, Seq: 95_000, Status: "gap_start"},
+				{Type: "status", Token: "8", Ts: 95, LocalTs: 95, Seq: 95_000, Status: "gap_start"}}},
+		{"status marker: an earlier recorder's gap and resync read as gap_start and live_resume", []string{
+			`95 {"event_type":"status","status":"gap","assets_ids":["7"],"timestamp":"95"}`,
+			`96 {"event_type":"status","status":"resync","asset_id":"7","timestamp":"96"}`,
+			`97 {"event_type":"status","status":"live_resume","asset_id":"7","timestamp":"97"}`,
+			`98 {"event_type":"status","status":"connected","asset_id":"7","timestamp":"98"}`},
+			[]Event{{Type: "status", Token: "7", Ts: 95, LocalTs: 95, Seq: 95_000, Status: "gap_start"},
+				{Type: "status", Token: "7", Ts: 96, LocalTs: 96, Seq: 96_000, Status: "live_resume"},
+				{Type: "status", Token: "7", Ts: 97, LocalTs: 97, Seq: 97_000, Status: "live_resume"},
+				{Type: "status", Token: "7", Ts: 98, LocalTs: 98, Seq: 98_000, Status: "connected"}}},
 		{"array frame; seq per token; same ms counts up; earlier local_ts continues", []string{
 			`200 [{"event_type":"tick_size_change","asset_id":"7","timestamp":"1","new_tick_size":"0.01"},{"event_type":"tick_size_change","asset_id":"8","timestamp":"1","new_tick_size":"0.01"},{"event_type":"tick_size_change","asset_id":"7","timestamp":"1","new_tick_size":"0.001"}]`,
 			`199 {"event_type":"tick_size_change","asset_id":"7","timestamp":"1","new_tick_size":"0.01"}`},

@@ -1,7 +1,9 @@
 // Package evmnode is a small EVM JSON-RPC node for tests: it serves eth_blockNumber,
-// eth_getBlockByNumber, eth_getLogs (Transfer logs, optionally refusing wide ranges
-// or answering slowly, as public endpoints do), eth_call for ERC-20 metadata, batched
-// requests, and can reorganise its chain. Tests start it on 127.0.0.1 with Start.
+// eth_getBlockByNumber (with full transactions when asked), eth_getBlockReceipts and
+// eth_getTransactionReceipt, eth_getLogs (Transfer logs, optionally refusing wide
+// ranges or answering slowly, as public endpoints do), eth_call for ERC-20 metadata,
+// batched requests, and can reorganise its chain. Tests start it on 127.0.0.1 with
+// Start.
 package evmnode
 
 import (
@@ -71,6 +73,16 @@ func uintHex(v string) string {
 	return hex.EncodeToString(n[:])
 }
 
+// Tx is a transaction of a block: its native-coin value (a decimal or 0x hex
+// integer), and whether it failed (receipt status 0). To "" is a contract creation,
+// which creates Created.
+type Tx struct {
+	Hash, From, To string
+	Value          string
+	Failed         bool
+	Created        string
+}
+
 // Token is a contract's answers to decimals(), symbol() and name().
 type Token struct {
 	Decimals       int
@@ -93,10 +105,14 @@ type Node struct {
 	Throttle int
 	// LogTimestamps adds blockTimestamp to logs, as Erigon, Reth and recent Geth do.
 	LogTimestamps bool
+	// NoBlockReceipts answers eth_getBlockReceipts "method not found", as older nodes
+	// do (receipts are then asked one transaction at a time).
+	NoBlockReceipts bool
 
 	mu     sync.Mutex
 	head   uint64
 	logs   map[uint64][]Log
+	txs    map[uint64][]Tx
 	fork   map[uint64]int // blocks from a fork point have that fork's hashes
 	nfork  int
 	calls  map[string]int
@@ -106,7 +122,8 @@ type Node struct {
 
 // New returns a node whose head is head.
 func New(head uint64, timeOf func(uint64) int64) *Node {
-	return &Node{TimeOf: timeOf, Tokens: map[string]Token{}, head: head, logs: map[uint64][]Log{}, fork: map[uint64]int{}, calls: map[string]int{}}
+	return &Node{TimeOf: timeOf, Tokens: map[string]Token{}, head: head, logs: map[uint64][]Log{}, txs: map[uint64][]Tx{},
+		fork: map[uint64]int{}, calls: map[string]int{}}
 }
 
 // Start serves n on 127.0.0.1 until the test ends and returns its URL.
@@ -123,6 +140,13 @@ func (n *Node) AddLogs(b uint64, logs ...Log) {
 	n.logs[b] = append(n.logs[b], logs...)
 }
 
+// AddTxs appends transactions to block b.
+func (n *Node) AddTxs(b uint64, txs ...Tx) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.txs[b] = append(n.txs[b], txs...)
+}
+
 // SetHead moves the head.
 func (n *Node) SetHead(h uint64) {
 	n.mu.Lock()
@@ -131,7 +155,8 @@ func (n *Node) SetHead(h uint64) {
 }
 
 // Reorg replaces blocks from..head: they get new hashes, and their logs become
-// replace (block → logs; blocks not named lose their logs).
+// replace (block → logs; blocks not named lose their logs); their transactions are
+// dropped (AddTxs adds the new chain's).
 func (n *Node) Reorg(from uint64, replace map[uint64][]Log) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -144,6 +169,11 @@ func (n *Node) Reorg(from uint64, replace map[uint64][]Log) {
 	}
 	for b, l := range replace {
 		n.logs[b] = l
+	}
+	for b := range n.txs {
+		if b >= from {
+			delete(n.txs, b)
+		}
 	}
 	for b := range n.fork {
 		if b > from {
@@ -297,8 +327,58 @@ func (n *Node) answer(q req) resp {
 		if b > 0 {
 			parent = n.hash(b - 1)[2:]
 		}
+		txs := []any{}
+		var full bool
+		if len(q.Params) > 1 {
+			json.Unmarshal(q.Params[1], &full) //nolint:errcheck // absent or malformed: hashes only
+		}
+		for i, tx := range n.txs[b] {
+			if !full {
+				txs = append(txs, tx.Hash)
+				continue
+			}
+			var to any
+			if tx.To != "" {
+				to = tx.To
+			}
+			txs = append(txs, map[string]any{"hash": tx.Hash, "from": tx.From, "to": to, "value": quantity(tx.Value),
+				"blockNumber": hexQ(b), "blockHash": n.hash(b), "transactionIndex": hexQ(uint64(i)), "input": "0x", "nonce": "0x0", "gas": "0x5208"})
+		}
 		out.Result = map[string]any{"number": hexQ(b), "hash": n.hash(b), "parentHash": "0x" + parent,
-			"timestamp": hexQ(uint64(n.TimeOf(b))), "transactions": []any{}}
+			"timestamp": hexQ(uint64(n.TimeOf(b))), "transactions": txs}
+	case "eth_getBlockReceipts":
+		if n.NoBlockReceipts {
+			return fail(-32601, "the method eth_getBlockReceipts does not exist/is not available")
+		}
+		if len(q.Params) < 1 {
+			return fail(-32602, "missing block")
+		}
+		b, ok := parseQ(q.Params[0])
+		if !ok {
+			return fail(-32602, "bad block")
+		}
+		if b > n.head {
+			out.Result = nil
+			return out
+		}
+		rs := []any{}
+		for i := range n.txs[b] {
+			rs = append(rs, n.receipt(b, i))
+		}
+		out.Result = rs
+	case "eth_getTransactionReceipt":
+		var h string
+		if len(q.Params) < 1 || json.Unmarshal(q.Params[0], &h) != nil {
+			return fail(-32602, "bad hash")
+		}
+		out.Result = nil
+		for b, txs := range n.txs {
+			for i, tx := range txs {
+				if b <= n.head && strings.EqualFold(tx.Hash, h) {
+					out.Result = n.receipt(b, i)
+				}
+			}
+		}
 	case "eth_getLogs":
 		var f struct {
 			From   string `json:"fromBlock"`
@@ -377,6 +457,30 @@ func (n *Node) answer(q req) resp {
 		return fail(-32601, "method not found")
 	}
 	return out
+}
+
+// quantity is v (decimal or 0x hex) as a JSON-RPC quantity: 0x, no leading zeros.
+func quantity(v string) string {
+	h := strings.TrimLeft(uintHex(v), "0")
+	if h == "" {
+		h = "0"
+	}
+	return "0x" + h
+}
+
+// receipt is the receipt of block b's i-th transaction.
+func (n *Node) receipt(b uint64, i int) map[string]any {
+	tx := n.txs[b][i]
+	status := "0x1"
+	if tx.Failed {
+		status = "0x0"
+	}
+	var created any
+	if tx.To == "" {
+		created = tx.Created
+	}
+	return map[string]any{"transactionHash": tx.Hash, "transactionIndex": hexQ(uint64(i)), "blockNumber": hexQ(b),
+		"blockHash": n.hash(b), "status": status, "contractAddress": created, "logs": []any{}}
 }
 
 func abiString(s string) string {

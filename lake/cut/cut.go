@@ -56,6 +56,8 @@ var Rules = map[string]Rule{
 	"perpdex_accounts":      {Where: "snapshot_ts <= $1", Why: "snapshots taken by then"},
 	"perpdex_hype_balances": {Where: "as_of <= $1", Why: "balances read by then"},
 	"perpdex_marks":         {Where: "time <= $1", Why: "marks by then"},
+	"perpdex_candles":       {Where: "close_time <= $1", Why: "candles closed by then"},
+	"perpdex_funding_rates": {Where: "time <= $1", Why: "rates known by then"},
 	"perpdex_venue_stats":   {Where: "ts <= $1", Why: "statistics by then"},
 	"perpdex_vaults":        {Where: "created_ts <= $1", Why: "vaults created by then"},
 	// On-chain.

@@ -1,5 +1,6 @@
 -- PerpdexMarkets returns one row per coin: latest mark, open interest in the newest
--- position batch, latest funding rate and the last 24 hours' volume.
+-- position batch, latest funding rate (payments', or the venue's settled rate) and the
+-- last 24 hours' volume.
 -- $1 store clock.
 WITH coins AS (
     SELECT DISTINCT coin FROM perpdex_marks WHERE time <= $1::TIMESTAMP
@@ -15,8 +16,17 @@ WITH coins AS (
            count(*) AS positions
     FROM perpdex_positions, batch WHERE snapshot_ts = batch.b GROUP BY coin
 ), fund AS (
-    SELECT coin, arg_max(funding_rate, time) AS rate
-    FROM perpdex_funding WHERE time <= $1::TIMESTAMP AND time > $1::TIMESTAMP - INTERVAL 2 DAY GROUP BY coin
+    -- The rate of the newest funding payment, or of the venue's newest settled rate
+    -- (ingested fundingHistory), whichever is later; a payment wins a tie.
+    SELECT coin, arg_max(funding_rate, (time, pref)) AS rate
+    FROM (
+        SELECT coin, time, funding_rate, 1 AS pref FROM perpdex_funding
+        WHERE time <= $1::TIMESTAMP AND time > $1::TIMESTAMP - INTERVAL 2 DAY
+        UNION ALL
+        SELECT coin, time, funding_rate, 0 AS pref FROM perpdex_funding_rates
+        WHERE source = 'history' AND time <= $1::TIMESTAMP AND time > $1::TIMESTAMP - INTERVAL 2 DAY
+    )
+    GROUP BY coin
 ), vol AS (
     SELECT coin, sum(px * sz) AS volume, count(*) AS trades
     FROM perpdex_fills

@@ -30,6 +30,7 @@ type onchainIngestFlags struct {
 	skipBad    bool
 	clock      string
 	rangeStart uint64
+	native     bool
 }
 
 // newIngestOnchainCmd builds `mdq ingest onchain`: Ethereum-ETL exports, a JSON-RPC
@@ -48,6 +49,9 @@ func newIngestOnchainCmd(cfg *Config) *cobra.Command {
   --rpc URL           a node's JSON-RPC endpoint: with --from-block/--to-block, the
                       Transfer logs of that range; with --etl, the metadata of tokens
                       the exports do not describe (eth_call decimals/symbol/name).
+  --native            with --rpc and a block range, also the native-coin value of
+                      every successful transaction (token 0x000...0, log_index -1):
+                      each block is fetched whole, with its receipts
   --prices FILE       hourly USD prices (chain,token_address,hour,price_usd; CSV or JSON)
   --labels FILE       onchain_labels rows (CSV, the table's columns)
   --label-sources FILE, --ens FILE   the same for onchain_label_sources and onchain_ens
@@ -75,6 +79,7 @@ A malformed row is reported as FILE:LINE: reason and nothing is written, unless
 	fl.StringVar(&f.balances, "balances", "", "balances snapshot for the starting block (address,token_address,balance_raw), added to the transfers' balances")
 	fl.BoolVar(&f.skipBad, "skip-bad", false, "pass over malformed rows (reported and counted) instead of failing")
 	fl.StringVar(&f.clock, "clock", "", "publish derived tables for this RFC3339 time instead of now")
+	fl.BoolVar(&f.native, "native", false, "with --rpc and a block range: read native-coin transfers too (a full block and its receipts per block)")
 	return cmd
 }
 
@@ -85,6 +90,9 @@ func runIngestOnchain(ctx context.Context, cfg *Config, f onchainIngestFlags, ou
 	rangeGiven := f.fromBlock >= 0 || f.toBlock >= 0
 	if rangeGiven && (f.rpc == "" || f.fromBlock < 0 || f.toBlock < f.fromBlock) {
 		return errors.New("--from-block and --to-block go together, with --rpc, and --to-block must not be below --from-block")
+	}
+	if f.native && !rangeGiven {
+		return errors.New("--native reads blocks over --rpc: give --from-block and --to-block")
 	}
 	if f.rpc != "" && !rangeGiven && len(f.etl) == 0 {
 		return errors.New("--rpc needs --from-block and --to-block (or --etl, for token metadata)")
@@ -115,7 +123,7 @@ func runIngestOnchain(ctx context.Context, cfg *Config, f onchainIngestFlags, ou
 	var client *onchain.Client
 	if f.rpc != "" {
 		client = onchain.NewClient(f.rpc)
-		l.Meta = client.TokenMeta
+		l.Meta, l.Native = client.TokenMeta, f.native
 	}
 	for _, p := range f.prices {
 		if err := onchain.LoadPrices(l, p, opt); err != nil {
@@ -244,6 +252,7 @@ func newRecordOnchainCmd(cfg *Config) *cobra.Command {
 		from              int64
 		maxBlocks         uint64
 		once              bool
+		native            bool
 		publishEvery      time.Duration
 	)
 	cmd := &cobra.Command{
@@ -252,7 +261,9 @@ func newRecordOnchainCmd(cfg *Config) *cobra.Command {
 		Long: `Follow a JSON-RPC node: every --every, write the ERC-20 transfers of blocks at least
 --confirmations deep, check the hash of the last block written against the node and,
 when a reorganisation replaced it, remove the transfers above the newest block both
-agree on and rewrite them (the log says so). The checkpoint lives in the lake
+agree on and rewrite them (the log says so). With --native the native-coin value of
+every successful transaction is written too (each block fetched whole, with its
+receipts). The checkpoint lives in the lake
 (.ingest/onchain-<chain>.json); a restart resumes from it. RPC errors and rate limits
 are retried with backoff; the checkpoint never passes a range that failed.`,
 		Args: cobra.NoArgs,
@@ -272,7 +283,7 @@ are retried with backoff; the checkpoint never passes a range that failed.`,
 			}
 			out := cmd.OutOrStdout()
 			f := &onchain.Follower{Root: cfg.Data, Chain: chain, Client: onchain.NewClient(rpc), Confirmations: conf,
-				Start: from, MaxBlocks: maxBlocks, Log: cmd.ErrOrStderr(), Now: now, PublishEvery: publishEvery,
+				Start: from, MaxBlocks: maxBlocks, Native: native, Log: cmd.ErrOrStderr(), Now: now, PublishEvery: publishEvery,
 				After: func(ctx context.Context) error { return afterIngest(ctx, cfg.Data, now, out) }}
 			if once {
 				for {
@@ -298,6 +309,7 @@ are retried with backoff; the checkpoint never passes a range that failed.`,
 	fl.Int64Var(&from, "from-block", -1, "first block when there is no checkpoint (default: the current confirmed head)")
 	fl.Uint64Var(&maxBlocks, "max-blocks", 2000, "blocks per step at most")
 	fl.BoolVar(&once, "once", false, "catch up to the confirmed head, then exit")
+	fl.BoolVar(&native, "native", false, "read native-coin transfers too (a full block and its receipts per block)")
 	fl.DurationVar(&publishEvery, "publish-every", 10*time.Minute, "while catching up, publish balances and derived tables at most this often (always at the head)")
 	fl.StringVar(&clock, "clock", "", "publish derived tables for this RFC3339 time instead of now")
 	return cmd

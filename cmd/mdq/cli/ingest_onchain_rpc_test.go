@@ -342,3 +342,51 @@ func TestRecordOnchainOnceAndFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestIngestOnchainNativeFlag: `mdq ingest onchain --rpc --native` and `mdq record
+// onchain --native` store the native-coin value of successful transactions (token
+// 0x0, log_index -1) beside the token transfers, which a run without the flag does
+// not; --native without a block range is refused.
+func TestIngestOnchainNativeFlag(t *testing.T) {
+	start := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC).Unix()
+	node := evmnode.New(1040, func(n uint64) int64 { return start + (int64(n)-1000)*12 })
+	tok := "0x00000000000000000000000000000000000000c1"
+	node.Tokens[tok] = evmnode.Token{Decimals: 6, Symbol: "USDC", Name: "USD Coin"}
+	node.AddLogs(1005, evmnode.Transfer(tok, "0x"+strings.Repeat("1", 40), "0x"+strings.Repeat("2", 40), "1000000", fmt.Sprintf("0x%064x", 1), 0))
+	node.AddTxs(1005, evmnode.Tx{Hash: fmt.Sprintf("0x%064x", 2), From: "0x" + strings.Repeat("1", 40), To: "0x" + strings.Repeat("3", 40), Value: "1500000000000000000"})
+	node.AddTxs(1020, evmnode.Tx{Hash: fmt.Sprintf("0x%064x", 3), From: "0x" + strings.Repeat("3", 40), To: "0x" + strings.Repeat("1", 40), Value: "7", Failed: true})
+	url := node.Start(t)
+	db, _ := sql.Open("duckdb", "")
+	defer db.Close()
+	count := func(dir string) (all, native int64) {
+		t.Helper()
+		q := "SELECT count(*), count(*) FILTER (WHERE token_address = '" + zeroAddr + "' AND log_index = -1 AND amount = 1.5) FROM read_parquet(" +
+			lake.QuoteString(filepath.Join(dir, "onchain/transfers/chain=ethereum/*/transfers.parquet")) + ")"
+		if err := db.QueryRow(q).Scan(&all, &native); err != nil {
+			t.Fatal(err)
+		}
+		return all, native
+	}
+	for _, tc := range []struct {
+		args         []string
+		all, native  int64
+		wantInOutput string
+	}{
+		{[]string{"ingest", "onchain", "--chain", "ethereum", "--rpc", url, "--from-block", "1000", "--to-block", "1030", "--native"}, 2, 1, "failed transaction 1"},
+		{[]string{"ingest", "onchain", "--chain", "ethereum", "--rpc", url, "--from-block", "1000", "--to-block", "1030"}, 1, 0, "written 1"},
+		{[]string{"record", "onchain", "--chain", "ethereum", "--rpc", url, "--confirmations", "5", "--from-block", "1000", "--once", "--native"}, 2, 1, "caught up at head 1040"},
+	} {
+		dir := filepath.Join(t.TempDir(), "lake")
+		code, out, errs := run(t, append(tc.args, "--data", dir, "--clock", "2026-03-01T01:00:00Z")...)
+		if code != 0 || !strings.Contains(out, tc.wantInOutput) {
+			t.Fatalf("%v: %d\n%s\n%s", tc.args, code, out, errs)
+		}
+		if all, native := count(dir); all != tc.all || native != tc.native {
+			t.Errorf("%v: %d transfers, %d native; want %d and %d", tc.args, all, native, tc.all, tc.native)
+		}
+	}
+	code, out, errs := run(t, "ingest", "onchain", "--data", t.TempDir(), "--rpc", url, "--native", "--prices", "x")
+	if code == 0 || !strings.Contains(out+errs, "--native reads blocks over --rpc") {
+		t.Errorf("--native without a range: %d %s %s", code, out, errs)
+	}
+}

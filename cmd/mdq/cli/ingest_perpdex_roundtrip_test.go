@@ -27,12 +27,14 @@ import (
 // TestIngestPerpdexRoundTrip: the tiny demo lake's fills written out as node fill
 // files (plain and LZ4, one block per fill time), its account and position snapshots
 // as clearinghouseState answers, its funding and ledger as userFunding and
-// userNonFundingLedgerUpdates answers, ingested by `mdq ingest perpdex` into an empty
-// directory, give the same rows (EXCEPT ALL both ways) in perpdex_fills,
-// perpdex_funding, perpdex_ledger and perpdex_accounts, the same positions (the mark,
+// userNonFundingLedgerUpdates answers, its hourly marks as metaAndAssetCtxs answers and
+// its HYPE balances as spotClearinghouseState and delegations answers, ingested by
+// `mdq ingest perpdex` into an empty directory, give the same rows (EXCEPT ALL both
+// ways) in perpdex_fills, perpdex_funding, perpdex_ledger, perpdex_accounts,
+// perpdex_marks and perpdex_hype_balances, the same positions (the mark,
 // recomputed as positionValue / |szi|, within 1e-9 relative), a tape with the demo's
 // trades (same tid, time, side, price, size, hash, buyer, seller), and the same bytes
-// (status 200) on the twelve /v1/perpdex routes that read only those tables.
+// (status 200) on the thirteen /v1/perpdex routes that read only those tables.
 func TestIngestPerpdexRoundTrip(t *testing.T) {
 	if testing.Short() {
 		t.Skip("exports and ingests the tiny lake")
@@ -231,6 +233,58 @@ func TestIngestPerpdexRoundTrip(t *testing.T) {
 		files = append(files, name)
 	}
 
+	// Hourly marks → one metaAndAssetCtxs answer per hour (the fetch time in the file
+	// name; contexts without a funding field, as the demo has no venue rates).
+	mrows, err := db.Query(`SELECT epoch_ms("time"), list(coin ORDER BY coin), list(mark_px ORDER BY coin) FROM read_parquet(?) GROUP BY 1`,
+		glob(src, lake.PerpdexMarks))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nMarks := 0
+	for mrows.Next() {
+		var ms int64
+		var coins, pxs []any
+		if err := mrows.Scan(&ms, &coins, &pxs); err != nil {
+			t.Fatal(err)
+		}
+		universe, ctxs := make([]any, len(coins)), make([]any, len(coins))
+		for i := range coins {
+			universe[i] = map[string]any{"name": coins[i], "szDecimals": 2, "maxLeverage": 10}
+			ctxs[i] = map[string]any{"markPx": num(pxs[i].(float64)), "openInterest": "0.0", "dayNtlVlm": "0.0"}
+		}
+		b, _ := json.Marshal([]any{map[string]any{"universe": universe}, ctxs})
+		name := filepath.Join(out, fmt.Sprintf("meta_and_ctxs_%d.json", ms))
+		writeTestFile(t, name, b)
+		files = append(files, name)
+		nMarks += len(coins)
+	}
+	mrows.Close()
+	// HYPE balances → spotClearinghouseState and delegations answers, named after the
+	// wallet and the reading time.
+	hrows, err := db.Query(`SELECT wallet, source, amount, epoch_ms(as_of) FROM read_parquet(?)`, glob(src, lake.PerpdexHypeBalances))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for hrows.Next() {
+		var w, source string
+		var amount float64
+		var ms int64
+		if err := hrows.Scan(&w, &source, &amount, &ms); err != nil {
+			t.Fatal(err)
+		}
+		var b []byte
+		if source == "spot" {
+			b, _ = json.Marshal(map[string]any{"balances": []any{map[string]any{"coin": "HYPE", "token": 150, "total": num(amount), "hold": "0.0", "entryNtl": "0.0"}}})
+		} else {
+			b, _ = json.Marshal([]any{map[string]any{"validator": "0x" + strings.Repeat("5", 40), "amount": num(amount), "lockedUntilTimestamp": 0}})
+		}
+		name := filepath.Join(out, fmt.Sprintf("%s_%s_%d.json", map[string]string{"spot": "spot", "staked": "delegations"}[source], w, ms))
+		writeTestFile(t, name, b)
+		files = append(files, name)
+	}
+	hrows.Close()
+	t.Logf("%d marks in hourly answers", nMarks)
+
 	dst := filepath.Join(t.TempDir(), "lake")
 	code, sout, serr := run(t, append([]string{"ingest", "perpdex", "--data", dst, "--clock", testlake.End.Format(time.RFC3339)}, files...)...)
 	if code != 0 {
@@ -258,6 +312,8 @@ func TestIngestPerpdexRoundTrip(t *testing.T) {
 	both(lake.PerpdexFunding, "*", "")
 	both(lake.PerpdexLedger, "*", "")
 	both(lake.PerpdexAccounts, "*", "")
+	both(lake.PerpdexMarks, "*", "")
+	both(lake.PerpdexHypeBalances, "*", "")
 	// Positions: the demo's rows at account snapshots (a clearinghouseState answer is
 	// one account with its positions: the 5-minute batches of the final hour, and the
 	// demo's wallets the snapshot feed never saw (positions without an account row),
@@ -294,14 +350,16 @@ func TestIngestPerpdexRoundTrip(t *testing.T) {
 		return resp.StatusCode, x
 	}
 	// The routes that read only round-tripped tables (fills, funding, ledger, accounts,
-	// positions at account snapshots, and what mdq derives from them). The others read
-	// tables the export does not carry (marks, vaults, HYPE balances, venue statistics,
-	// positions of demo wallets without account snapshots) and are not compared.
+	// positions at account snapshots, marks, HYPE balances, and what mdq derives from
+	// them). The others read tables the export does not carry (vaults, venue
+	// statistics, positions of demo wallets without account snapshots) and are not
+	// compared.
 	want := map[string]bool{"/v1/perpdex/wallets/{address}/trades": true, "/v1/perpdex/wallets/{address}/trades/summary": true,
 		"/v1/perpdex/builders": true, "/v1/perpdex/builders/stats": true, "/v1/perpdex/builders/{builder}": true,
 		"/v1/perpdex/builders/{builder}/users": true, "/v1/perpdex/wallets/{address}/fills": true,
 		"/v1/perpdex/wallets/{address}/ledger": true, "/v1/perpdex/wallets/{address}/funding": true,
-		"/v1/perpdex/liquidations": true, "/v1/perpdex/wallets/{address}": true, "/v1/perpdex/wallets/{address}/positions": true}
+		"/v1/perpdex/liquidations": true, "/v1/perpdex/wallets/{address}": true, "/v1/perpdex/wallets/{address}/positions": true,
+		"/v1/perpdex/hype/holders": true}
 	compared := 0
 	for _, rt := range handlers.Routes() {
 		if !want[rt.Path] {

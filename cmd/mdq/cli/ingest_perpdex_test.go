@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
@@ -101,7 +102,7 @@ func oracleFills(t *testing.T) []oracleFill {
 func TestIngestPerpdexEndToEnd(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "lake")
 	files, err := filepath.Glob(filepath.Join(perpdexFixtures, "*"))
-	if err != nil || len(files) < 7 {
+	if err != nil || len(files) < 9 {
 		t.Fatalf("fixtures: %v %v", files, err)
 	}
 	clock := "2026-04-04T00:00:00Z"
@@ -110,12 +111,12 @@ func TestIngestPerpdexEndToEnd(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("ingest: exit %d: %s %s", code, out, errs)
 	}
-	if !strings.Contains(out, "perpdex: read 28, written 30, deduplicated 0, rejected 0") ||
+	if !strings.Contains(out, "perpdex: read 37, written 38, deduplicated 0, rejected 0") ||
 		!strings.Contains(out, "perpdex closed trades: republished true") {
 		t.Fatalf("summary: %s", out)
 	}
 	code, out, errs = run(t, args...)
-	if code != 0 || !strings.Contains(out, "written 0, deduplicated 30, rejected 0") {
+	if code != 0 || !strings.Contains(out, "written 0, deduplicated 38, rejected 0") {
 		t.Fatalf("second ingest: exit %d: %s %s", code, out, errs)
 	}
 
@@ -238,6 +239,65 @@ func TestIngestPerpdexEndToEnd(t *testing.T) {
 	}
 	near("total_perp_equity", st.Stats[0].Equity, 5020.5) // the clearinghouse fixture's accountValue
 	near("open_interest", st.Stats[0].OI, 8120+2600)      // its two positionValues
+
+	// BTC hourly candles: 09:00 only the venue's candle knows; 10:00 the candle (40
+	// trades) wins over the one fill-derived trade; 12:00 the fills hold the candle's one
+	// trade, so they serve it with volume_usd; the 2026-04-03 candle was still open when
+	// fetched and was not stored.
+	var oh struct {
+		Candles []struct {
+			TS        int64    `json:"ts"`
+			Open      float64  `json:"open"`
+			High      float64  `json:"high"`
+			Close     float64  `json:"close"`
+			Volume    float64  `json:"volume"`
+			VolumeUsd *float64 `json:"volume_usd"`
+			Trades    int64    `json:"trades"`
+		} `json:"candles"`
+	}
+	get("/v1/perpdex/ohlcv?coin=BTC&interval=1h", &oh)
+	gotC, _ := json.Marshal(oh.Candles)
+	wantC := `[{"ts":1775034000000,"open":79800,"high":80010,"close":80000,"volume":3.25,"volume_usd":null,"trades":12},` +
+		`{"ts":1775037600000,"open":80000,"high":80100.5,"close":80050,"volume":12.5,"volume_usd":null,"trades":40},` +
+		`{"ts":1775044800000,"open":82000,"high":82000,"close":82000,"volume":0.5,"volume_usd":41000,"trades":1}]`
+	if string(gotC) != wantC {
+		t.Errorf("ohlcv 1h\n got %s\nwant %s", gotC, wantC)
+	}
+	get("/v1/perpdex/ohlcv?coin=BTC&interval=15m", &oh) // no candles of that interval: fills only
+	if len(oh.Candles) != 2 || oh.Candles[0].Trades != 1 || oh.Candles[0].VolumeUsd == nil || *oh.Candles[0].VolumeUsd != 40000 {
+		t.Errorf("ohlcv 15m: %+v", oh.Candles)
+	}
+
+	// The venue's settled funding rate (fundingHistory) stands in for the rate of
+	// funding payments, which no followed wallet made on BTC.
+	var mk struct {
+		Hours []struct {
+			TS   string   `json:"ts"`
+			Mark float64  `json:"mark_price"`
+			Rate *float64 `json:"funding_rate"`
+		} `json:"hours"`
+	}
+	get("/v1/perpdex/markets/BTC", &mk)
+	if len(mk.Hours) != 1 || mk.Hours[0].Mark != 81200 || mk.Hours[0].Rate == nil || *mk.Hours[0].Rate != 0.0000125 {
+		t.Errorf("markets/BTC: %+v", mk.Hours)
+	}
+	var ml struct {
+		Markets []struct {
+			Coin string   `json:"coin"`
+			Rate *float64 `json:"funding_rate"`
+		} `json:"markets"`
+	}
+	get("/v1/perpdex/markets", &ml)
+	rates := map[string]any{}
+	for _, m := range ml.Markets {
+		rates[m.Coin] = nil
+		if m.Rate != nil {
+			rates[m.Coin] = *m.Rate
+		}
+	}
+	if fmt.Sprint(rates) != "map[BTC:1.25e-05 HYPE:<nil>]" {
+		t.Errorf("markets funding rates: %v", rates)
+	}
 
 	var led map[string]any
 	get("/v1/perpdex/wallets/"+w1+"/ledger", &led)

@@ -97,7 +97,7 @@ func TestLakeCutKeepsWhatWasKnown(t *testing.T) {
 		"predmkt_book_events": "local_ts", "predmkt_family_book_events": "local_ts",
 		"perpdex_fills": "time", "perpdex_trades": "local_ts", "perpdex_book_events": "local_ts",
 		"perpdex_funding": "time", "perpdex_ledger": "time", "perpdex_positions": "snapshot_ts",
-		"perpdex_accounts": "snapshot_ts", "perpdex_hype_balances": "as_of", "perpdex_marks": "time",
+		"perpdex_accounts": "snapshot_ts", "perpdex_hype_balances": "as_of", "perpdex_marks": "time", "perpdex_candles": "close_time", "perpdex_funding_rates": "time",
 		"perpdex_venue_stats": "ts", "perpdex_vaults": "created_ts", "onchain_transfers": "block_time",
 		"onchain_prices": "hour", "onchain_labels": "observed_at", "onchain_ens": "registered_at", "onchain_balances": "as_of",
 	}
