@@ -20,8 +20,8 @@ import (
 // staging table). Appending through the DuckDB appender costs several cgo calls a
 // value (a C string allocated per text value); formatting a line in Go and letting
 // DuckDB's parallel CSV reader load it costs a fraction of that, and every area stages
-// the same way. Values are written so that they read back exactly: text quoted (quotes
-// doubled), doubles in the shortest form that parses to the same double, timestamps
+// the same way. Values are written so that they read back exactly: text quoted when it
+// holds a delimiter, quote, line break, blank or backslash (quotes doubled), doubles in the shortest form that parses to the same double, timestamps
 // as epoch microseconds (what the appender stores), NULL as an empty unquoted field
 // (an empty string is a quoted empty field). A row the file cannot carry exactly
 // (text that is not UTF-8 or holds a NUL byte, a Go type without a CSV form) goes
@@ -75,12 +75,28 @@ type bulkFile struct {
 	longest int
 }
 
-// appendText appends s as a quoted CSV field; false when s is not valid UTF-8 or
-// holds a NUL byte (DuckDB's CSV reader refuses the one, the appender truncates at
+// appendText appends s as a CSV field: as it is when it holds nothing the reader
+// would take apart (most values: hex, ids, words), else quoted with quotes doubled;
+// an empty string is quoted, so that it is not NULL. False when s is not valid UTF-8
+// or holds a NUL byte (DuckDB's CSV reader refuses the one, the appender truncates at
 // the other: such a row keeps the appender's behaviour).
 func appendText(dst []byte, s string) ([]byte, bool) {
-	if strings.IndexByte(s, 0) >= 0 || !utf8.ValidString(s) {
+	quote, ascii := s == "", true
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= utf8.RuneSelf:
+			ascii = false
+		case c == 0:
+			return dst, false
+		case c == ',' || c == '"' || c == '\n' || c == '\r' || c == ' ' || c == '\t' || c == '\\':
+			quote = true
+		}
+	}
+	if !ascii && !utf8.ValidString(s) {
 		return dst, false
+	}
+	if !quote {
+		return append(dst, s...), true
 	}
 	dst = append(dst, '"')
 	for {
