@@ -16,8 +16,10 @@ import (
 
 // Rows are staged through a bulk file: Append writes each row as one CSV line to a
 // temporary file beside the lake, and the file is handed to DuckDB in one INSERT ...
-// FROM read_csv (when it grows past bulkFlushBytes, and before anything reads the
-// staging table). Appending through the DuckDB appender costs several cgo calls a
+// FROM read_csv: in the background when it grows past bulkChunkBytes (DuckDB loads one
+// chunk while the loader parses and writes the next: the machine has two cores), and
+// before anything reads or changes the staging tables (every other use of the stage's
+// connection waits for the load in flight). Appending through the DuckDB appender costs several cgo calls a
 // value (a C string allocated per text value); formatting a line in Go and letting
 // DuckDB's parallel CSV reader load it costs a fraction of that, and every area stages
 // the same way. Values are written so that they read back exactly: text quoted when it
@@ -27,8 +29,10 @@ import (
 // (text that is not UTF-8 or holds a NUL byte, a Go type without a CSV form) goes
 // through the appender instead, as before.
 
-// bulkFlushBytes bounds the bulk file between loads (disk used beside the lake).
-const bulkFlushBytes = 128 << 20
+// bulkChunkBytes is the size at which a bulk file is loaded in the background: small
+// enough that loading overlaps parsing from early on, large enough that the per-load
+// cost does not count. A variable so that a test can make every few rows a chunk.
+var bulkChunkBytes int64 = 16 << 20
 
 // colKind is how one stored column is written to the bulk file.
 type colKind uint8
@@ -227,14 +231,8 @@ func (b *bulkFile) add(dir string, kinds []colKind, vals []any, part []string, o
 	return true, nil
 }
 
-// load inserts the pending rows into the staging table and empties the file.
-func (b *bulkFile) load(ctx context.Context, s *Stage, st *staged) error {
-	if b.rows == 0 {
-		return nil
-	}
-	if err := b.w.Flush(); err != nil {
-		return err
-	}
+// query is the INSERT that loads the file into st's staging table.
+func (b *bulkFile) query(st *staged) string {
 	t := st.t
 	cols := make([]string, 0, len(t.Columns)+len(t.Partitions)+1)
 	sel := make([]string, 0, cap(cols))
@@ -261,28 +259,81 @@ func (b *bulkFile) load(ctx context.Context, s *Stage, st *staged) error {
 	maxLine := max(2<<20, b.longest+1)
 	// Identifiers and types come from the registry, the path is generated here under
 	// the operator's lake directory (quoted): read_csv takes no bound parameter here.
-	q := "INSERT INTO " + st.name + " SELECT " + strings.Join(sel, ", ") + " FROM read_csv(" + lake.QuoteString(b.path) +
+	return "INSERT INTO " + st.name + " SELECT " + strings.Join(sel, ", ") + " FROM read_csv(" + lake.QuoteString(b.path) +
 		", header = false, auto_detect = false, delim = ',', quote = '\"', escape = '\"', nullstr = '', allow_quoted_nulls = false" +
 		fmt.Sprintf(", max_line_size = %d", maxLine) +
 		", columns = {" + strings.Join(cols, ", ") + "})"
-	res, err := s.conn.ExecContext(ctx, q)
+}
+
+// detach closes the pending file and returns what loads it; st gets a fresh one.
+func (st *staged) detach() (path, query string, rows int64, err error) {
+	b := &st.bulk
+	if b.rows == 0 {
+		return "", "", 0, nil
+	}
+	path, query, rows = b.path, b.query(st), b.rows
+	err = b.w.Flush()
+	if cerr := b.f.Close(); err == nil {
+		err = cerr
+	}
+	*b = bulkFile{line: b.line[:0]}
 	if err != nil {
-		return fmt.Errorf("stage %s: %w", t.Name, err)
+		os.Remove(path)
+		return "", "", 0, err
+	}
+	return path, query, rows, nil
+}
+
+// loadFile runs the INSERT of a detached bulk file and removes the file.
+func (s *Stage) loadFile(ctx context.Context, name, path, query string, rows int64) error {
+	defer os.Remove(path)
+	res, err := s.conn.ExecContext(ctx, query)
+	if err != nil {
+		return fmt.Errorf("stage %s: %w", name, err)
 	}
 	if n, err := res.RowsAffected(); err != nil {
 		return err
-	} else if n != b.rows {
-		return fmt.Errorf("stage %s: %d rows loaded of %d written", t.Name, n, b.rows)
+	} else if n != rows {
+		return fmt.Errorf("stage %s: %d rows loaded of %d written", name, n, rows)
 	}
-	if err := b.f.Truncate(0); err != nil {
-		return err
-	}
-	if _, err := b.f.Seek(0, 0); err != nil {
-		return err
-	}
-	b.w.Reset(b.f)
-	b.rows, b.bytes, b.longest = 0, 0, 0
 	return nil
+}
+
+// wait waits for the background load in flight, if any, and returns its error.
+func (s *Stage) wait() error {
+	if s.loading == nil {
+		return nil
+	}
+	err := <-s.loading
+	s.loading = nil
+	return err
+}
+
+// loadBehind hands st's bulk file to a background load (after the one in flight).
+func (s *Stage) loadBehind(st *staged) error {
+	if err := s.wait(); err != nil {
+		return err
+	}
+	path, q, rows, err := st.detach()
+	if err != nil || rows == 0 {
+		return err
+	}
+	ch := make(chan error, 1)
+	s.loading = ch
+	go func() { ch <- s.loadFile(context.Background(), st.t.Name, path, q, rows) }()
+	return nil
+}
+
+// load puts st's pending bulk rows into its staging table now.
+func (s *Stage) load(ctx context.Context, st *staged) error {
+	if err := s.wait(); err != nil {
+		return err
+	}
+	path, q, rows, err := st.detach()
+	if err != nil || rows == 0 {
+		return err
+	}
+	return s.loadFile(ctx, st.t.Name, path, q, rows)
 }
 
 // remove deletes the bulk file.

@@ -224,3 +224,88 @@ func TestMergeDedupesStagedAndReplacesStored(t *testing.T) {
 		t.Fatalf("other day %v", got)
 	}
 }
+
+// TestBulkChunksLoadInBackgroundAndRollBack: with a chunk every few rows, loads run
+// behind the appends (two tables interleaved, an appender row between them); a
+// savepoint and a mark taken mid-way drop exactly the rows after them, whether those
+// were already loaded or still in the file; what is merged is every other row.
+func TestBulkChunksLoadInBackgroundAndRollBack(t *testing.T) {
+	old := bulkChunkBytes
+	bulkChunkBytes = 300
+	defer func() { bulkChunkBytes = old }()
+	root := t.TempDir()
+	ctx := context.Background()
+	s, err := NewStage(ctx, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	profile := func(i int) error {
+		return s.Append(lake.PredmktProfiles, nil, fmt.Sprintf("0x%04d", i), "p", fmt.Sprintf("name, %d", i))
+	}
+	trade := func(i int) error {
+		var id any = fmt.Sprintf("t%04d", i)
+		if i == 150 {
+			id = []byte("t0150") // through the appender
+		}
+		return s.Append(lake.PredmktTrades, []string{"2026-03-09"}, id, int64(i), int64(i), int64(i), "tok", "0xc", int32(0),
+			"0xw", "taker", "BUY", 0.5, 2.0, 1.0, "0xtx")
+	}
+	add := func(from, to int) {
+		t.Helper()
+		for i := from; i < to; i++ {
+			if err := profile(i); err != nil {
+				t.Fatal(err)
+			}
+			if err := trade(i); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	add(0, 200)
+	sp := s.Savepoint()
+	add(200, 300)
+	if err := s.RollbackTo(ctx, sp); err != nil {
+		t.Fatal(err)
+	}
+	add(300, 400)
+	mark := s.Mark()
+	add(400, 450)
+	if err := s.Rollback(ctx, mark); err != nil {
+		t.Fatal(err)
+	}
+	add(450, 460)
+	if s.Staged(lake.PredmktProfiles) != 310 || s.Staged(lake.PredmktTrades) != 310 {
+		t.Fatalf("staged %d profiles, %d trades; want 310 each", s.Staged(lake.PredmktProfiles), s.Staged(lake.PredmktTrades))
+	}
+	for _, m := range []struct {
+		t   *lake.Table
+		key string
+		rel string
+	}{{lake.PredmktProfiles, "wallet", "predmkt/profiles/profiles.parquet"}, {lake.PredmktTrades, "trade_id", "archive/venue=predmkt/date=2026-03-09/trades.parquet"}} {
+		ms, err := s.Merge(ctx, m.t, []string{m.key})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ms.Written != 310 {
+			t.Fatalf("%s: %+v", m.t.Name, ms)
+		}
+		rows := readRows(t, filepath.Join(root, m.rel), m.key)
+		var got []string
+		for _, r := range rows {
+			got = append(got, r[0].(string))
+		}
+		var want []string
+		for i := range 460 {
+			if i < 200 || (i >= 300 && i < 400) || i >= 450 {
+				want = append(want, fmt.Sprintf(map[string]string{"wallet": "0x%04d", "trade_id": "t%04d"}[m.key], i))
+			}
+		}
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Fatalf("%s stored %v\nwant %v", m.t.Name, got, want)
+		}
+	}
+	if rows := readRows(t, filepath.Join(root, "predmkt/profiles/profiles.parquet"), "wallet"); rows[0][2] != "name, 0" {
+		t.Fatalf("profile %v", rows[0])
+	}
+}

@@ -33,6 +33,9 @@ type Stage struct {
 	conn   *sql.Conn
 	tables map[string]*staged
 	seq    int64
+	// loading is the background load of a bulk file in flight (nil when none); every
+	// other use of conn waits for it first (bulk.go).
+	loading chan error
 }
 
 type staged struct {
@@ -73,6 +76,7 @@ func NewStage(ctx context.Context, root string) (*Stage, error) {
 
 // Close releases the stage (staged rows not merged are dropped).
 func (s *Stage) Close() error {
+	s.wait() //nolint:errcheck // the rows are dropped anyway
 	for _, st := range s.tables {
 		if st.app != nil {
 			st.app.Close()
@@ -106,11 +110,14 @@ func (s *Stage) Append(t *lake.Table, part []string, vals ...any) error {
 		if ok {
 			s.seq++
 			st.n++
-			if st.bulk.bytes >= bulkFlushBytes {
-				return st.bulk.load(context.Background(), s, st)
+			if st.bulk.bytes >= bulkChunkBytes {
+				return s.loadBehind(st)
 			}
 			return nil
 		}
+	}
+	if err := s.wait(); err != nil { // the appender shares the connection
+		return err
 	}
 	if st.app == nil {
 		err := s.conn.Raw(func(dc any) error {
@@ -144,7 +151,7 @@ func (s *Stage) Append(t *lake.Table, part []string, vals ...any) error {
 // flush puts every row appended to t so far into its staging table, before anything
 // reads or changes that table.
 func (s *Stage) flush(ctx context.Context, st *staged) error {
-	if err := st.bulk.load(ctx, s, st); err != nil {
+	if err := s.load(ctx, st); err != nil {
 		return err
 	}
 	if st.app != nil {
@@ -174,6 +181,9 @@ func (s *Stage) table(t *lake.Table) (*staged, error) {
 		cols = append(cols, lake.QuoteIdent("_part_"+p)+" VARCHAR")
 	}
 	cols = append(cols, "_ord BIGINT")
+	if err := s.wait(); err != nil {
+		return nil, err
+	}
 	// Identifiers come from the registry, never from input.
 	if _, err := s.conn.ExecContext(context.Background(), "CREATE TABLE "+st.name+" ("+strings.Join(cols, ", ")+")"); err != nil {
 		return nil, err
