@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -36,6 +37,7 @@ type Stage struct {
 	// loading is the background load of a bulk file in flight (nil when none); every
 	// other use of conn waits for it first (bulk.go).
 	loading chan error
+	merging bool // threads raised for the merges
 }
 
 type staged struct {
@@ -67,6 +69,15 @@ func NewStage(ctx context.Context, root string) (*Stage, error) {
 	}
 	// The path is the operator's --data directory, quoted; DuckDB takes no parameter here.
 	if _, err := conn.ExecContext(ctx, "SET temp_directory = "+lake.QuoteString(tmp)); err != nil {
+		conn.Close()
+		db.Close()
+		return nil, err
+	}
+	// One DuckDB thread while rows are staged: the loader's own goroutine parses on the
+	// other core, and two DuckDB workers loading a chunk beside it wait on each other
+	// for a core, costing more than they save (docs/INGEST.md, throughput). Merge
+	// raises it again for the write.
+	if _, err := conn.ExecContext(ctx, "SET threads = 1"); err != nil {
 		conn.Close()
 		db.Close()
 		return nil, err
@@ -217,6 +228,9 @@ func (s *Stage) Merge(ctx context.Context, t *lake.Table, key []string) (MergeSt
 	if len(key) == 0 {
 		return MergeStats{}, fmt.Errorf("table %s: merge needs a key", t.Name)
 	}
+	if err := s.mergeThreads(ctx); err != nil {
+		return MergeStats{}, err
+	}
 	for _, k := range key {
 		if !hasColumn(t, k) {
 			return MergeStats{}, fmt.Errorf("table %s: key column %s is not stored", t.Name, k)
@@ -254,6 +268,18 @@ func (s *Stage) Merge(ctx context.Context, t *lake.Table, key []string) (MergeSt
 		ms.Partitions = append(ms.Partitions, rel)
 	}
 	return ms, nil
+}
+
+// mergeThreads gives the merges (sort, compress, write) every core, once.
+func (s *Stage) mergeThreads(ctx context.Context) error {
+	if s.merging {
+		return nil
+	}
+	if _, err := s.conn.ExecContext(ctx, fmt.Sprintf("SET threads = %d", runtime.NumCPU())); err != nil {
+		return err
+	}
+	s.merging = true
+	return nil
 }
 
 func hasColumn(t *lake.Table, name string) bool {
