@@ -309,3 +309,35 @@ func TestBulkChunksLoadInBackgroundAndRollBack(t *testing.T) {
 		t.Fatalf("profile %v", rows[0])
 	}
 }
+
+// TestMergeAfterEverythingRolledBack: a table whose staged rows were all rolled back
+// merges to nothing (no file, no error), partitioned or not.
+func TestMergeAfterEverythingRolledBack(t *testing.T) {
+	root := t.TempDir()
+	ctx := context.Background()
+	s, err := NewStage(ctx, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	mark := s.Mark()
+	if err := s.Append(lake.PredmktProfiles, nil, "0xa", "p", "A"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Append(lake.PredmktTrades, []string{"2026-03-09"}, "t1", int64(1), int64(1), int64(1), "tok", "0xc", int32(0),
+		"0xw", "taker", "BUY", 0.5, 2.0, 1.0, "0xtx"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Rollback(ctx, mark); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []struct {
+		t   *lake.Table
+		key string
+	}{{lake.PredmktProfiles, "wallet"}, {lake.PredmktTrades, "trade_id"}} {
+		ms, err := s.Merge(ctx, m.t, []string{m.key})
+		if err != nil || ms.Written != 0 || len(ms.Partitions) != 0 {
+			t.Fatalf("%s: %+v %v", m.t.Name, ms, err)
+		}
+	}
+}

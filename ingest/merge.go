@@ -309,10 +309,12 @@ func (s *Stage) partitions(ctx context.Context, st *staged, key []string) ([]sta
 	for i, k := range key {
 		keys[i] = lake.QuoteIdent(k)
 	}
-	// A row of the key columns is never NULL itself and groups NULL fields together,
-	// as the PARTITION BY of the dedupe does.
-	q := "SELECT " + strings.Join(append(cols, "count(*)", "count(DISTINCT row("+strings.Join(keys, ", ")+"))"), ", ") +
-		" FROM " + st.name
+	// Grouping by partition and key counts each key once (NULL fields grouped
+	// together, as the PARTITION BY of the dedupe does); plain columns group faster
+	// than a row() of them.
+	inner := strings.Join(append(append([]string{}, cols...), keys...), ", ")
+	outer := append(append([]string{}, cols...), "coalesce(sum(n), 0)::BIGINT", "count(*)")
+	q := "SELECT " + strings.Join(outer, ", ") + " FROM (SELECT " + inner + ", count(*) AS n FROM " + st.name + " GROUP BY ALL)"
 	if len(cols) > 0 {
 		q += " GROUP BY ALL"
 	}
