@@ -14,12 +14,11 @@ import (
 	"mdq/lake"
 )
 
-// Rows are staged through a bulk file: Append writes each row as one CSV line to a
-// temporary file beside the lake, and the file is handed to DuckDB in one INSERT ...
-// FROM read_csv: in the background when it grows past bulkChunkBytes (DuckDB loads one
-// chunk while the loader parses and writes the next: the machine has two cores), and
-// before anything reads or changes the staging tables (every other use of the stage's
-// connection waits for the load in flight). Appending through the DuckDB appender costs several cgo calls a
+// Rows are staged through a bulk file: each row is written as one CSV line to a
+// temporary file beside the lake (by the stage's writer goroutine, stage_writer.go),
+// and the file is handed to DuckDB in one INSERT ... FROM read_csv: in the background
+// when it grows past bulkChunkBytes (DuckDB loads one chunk while the next is
+// written), and before anything reads or changes the staging tables (sync). Appending through the DuckDB appender costs several cgo calls a
 // value (a C string allocated per text value); formatting a line in Go and letting
 // DuckDB's parallel CSV reader load it costs a fraction of that, and every area stages
 // the same way. Values are written so that they read back exactly: text quoted when it
@@ -322,18 +321,6 @@ func (s *Stage) loadBehind(st *staged) error {
 	s.loading = ch
 	go func() { ch <- s.loadFile(context.Background(), st.t.Name, path, q, rows) }()
 	return nil
-}
-
-// load puts st's pending bulk rows into its staging table now.
-func (s *Stage) load(ctx context.Context, st *staged) error {
-	if err := s.wait(); err != nil {
-		return err
-	}
-	path, q, rows, err := st.detach()
-	if err != nil || rows == 0 {
-		return err
-	}
-	return s.loadFile(ctx, st.t.Name, path, q, rows)
 }
 
 // remove deletes the bulk file.

@@ -34,8 +34,14 @@ type Stage struct {
 	conn   *sql.Conn
 	tables map[string]*staged
 	seq    int64
-	// loading is the background load of a bulk file in flight (nil when none); every
-	// other use of conn waits for it first (bulk.go).
+	// Rows are formatted by a writer goroutine (stage_writer.go): cur is the batch
+	// being filled, work feeds the writer. loading is the writer's background load of
+	// a bulk file in flight (nil when none; bulk.go). The connection is used by the
+	// writer, or by others only after sync.
+	cur     *stageBatch
+	work    chan stageMsg
+	done    chan struct{}
+	werr    error // the writer's first error (read after sync)
 	loading chan error
 	merging bool // threads raised for the merges
 }
@@ -87,7 +93,7 @@ func NewStage(ctx context.Context, root string) (*Stage, error) {
 
 // Close releases the stage (staged rows not merged are dropped).
 func (s *Stage) Close() error {
-	s.wait() //nolint:errcheck // the rows are dropped anyway
+	s.stop()
 	for _, st := range s.tables {
 		if st.app != nil {
 			st.app.Close()
@@ -112,15 +118,34 @@ func (s *Stage) Append(t *lake.Table, part []string, vals ...any) error {
 	if err != nil {
 		return err
 	}
-	ord := s.seq
+	// The row is copied into the batch (the caller may reuse vals and part), counted
+	// here, and formatted by the writer goroutine (stage_writer.go).
+	bt := s.cur
+	if bt == nil {
+		bt = &stageBatch{rows: make([]batchRow, 0, batchRows), vals: make([]any, 0, batchRows*len(vals)), parts: make([]string, 0, batchRows*len(part))}
+		s.cur = bt
+	}
+	bt.rows = append(bt.rows, batchRow{st: st, v: len(bt.vals), p: len(bt.parts), ord: s.seq})
+	bt.vals = append(bt.vals, vals...)
+	bt.parts = append(bt.parts, part...)
+	s.seq++
+	st.n++
+	if len(bt.rows) == batchRows {
+		return s.send()
+	}
+	return nil
+}
+
+// appendRow stages one row through the bulk file, or through the appender when the
+// file cannot carry it. Called by the writer goroutine only.
+func (s *Stage) appendRow(st *staged, vals []any, part []string, ord int64) error {
+	t := st.t
 	if st.kinds != nil {
 		ok, err := st.bulk.add(s.tmp, st.kinds, vals, part, ord)
 		if err != nil {
 			return err
 		}
 		if ok {
-			s.seq++
-			st.n++
 			if st.bulk.bytes >= bulkChunkBytes {
 				return s.loadBehind(st)
 			}
@@ -151,24 +176,13 @@ func (s *Stage) Append(t *lake.Table, part []string, vals ...any) error {
 		st.row[len(vals)+i] = p
 	}
 	st.row[len(st.row)-1] = ord
-	if err := st.app.AppendRow(st.row...); err != nil {
-		return err
-	}
-	s.seq++
-	st.n++
-	return nil
+	return st.app.AppendRow(st.row...)
 }
 
 // flush puts every row appended to t so far into its staging table, before anything
 // reads or changes that table.
-func (s *Stage) flush(ctx context.Context, st *staged) error {
-	if err := s.load(ctx, st); err != nil {
-		return err
-	}
-	if st.app != nil {
-		return st.app.Flush()
-	}
-	return nil
+func (s *Stage) flush(_ context.Context, _ *staged) error {
+	return s.sync()
 }
 
 // Staged returns how many rows of t are staged.
@@ -192,7 +206,7 @@ func (s *Stage) table(t *lake.Table) (*staged, error) {
 		cols = append(cols, lake.QuoteIdent("_part_"+p)+" VARCHAR")
 	}
 	cols = append(cols, "_ord BIGINT")
-	if err := s.wait(); err != nil {
+	if err := s.sync(); err != nil {
 		return nil, err
 	}
 	// Identifiers come from the registry, never from input.
