@@ -341,3 +341,42 @@ func TestMergeAfterEverythingRolledBack(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendCopiesTheRow: the writer formats rows after Append returns, so Append
+// copies them: a caller reusing one values slice and one partition array for every
+// row (as the on-chain loader does with its partition) stores every row as given.
+func TestAppendCopiesTheRow(t *testing.T) {
+	root := t.TempDir()
+	ctx := context.Background()
+	s, err := NewStage(ctx, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	vals := make([]any, 14)
+	var part [1]string
+	for i := range 2000 {
+		part[0] = []string{"2026-03-09", "2026-03-10"}[i/1000]
+		copy(vals, []any{fmt.Sprintf("t%04d", i), int64(i), int64(i), int64(i), "tok", "0xc", int32(0), "0xw", "taker", "BUY",
+			0.5, 2.0, float64(i), "0xtx"})
+		if err := s.Append(lake.PredmktTrades, part[:], vals...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ms, err := s.Merge(ctx, lake.PredmktTrades, []string{"trade_id"})
+	if err != nil || ms.Written != 2000 {
+		t.Fatalf("%+v %v", ms, err)
+	}
+	for d, date := range []string{"2026-03-09", "2026-03-10"} {
+		rows := readRows(t, filepath.Join(root, "archive/venue=predmkt/date="+date+"/trades.parquet"), "trade_id")
+		if len(rows) != 1000 {
+			t.Fatalf("%s: %d rows", date, len(rows))
+		}
+		for j, r := range rows {
+			i := d*1000 + j
+			if r[0] != fmt.Sprintf("t%04d", i) || r[12] != float64(i) {
+				t.Fatalf("%s row %d: %v", date, j, r)
+			}
+		}
+	}
+}
