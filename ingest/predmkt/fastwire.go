@@ -227,8 +227,8 @@ func (w *wire) lit(s string) bool {
 }
 
 // object reads an object, calling field for each key (with the scanner at its
-// value); field returns false to give up. A key given twice gives up (seen holds the
-// bit of each key already read).
+// value); field returns false to give up (the callers give up on a key given twice,
+// keeping a bit per key already read).
 func (w *wire) object(field func(key []byte) bool) bool {
 	if !w.eat('{') {
 		return false
