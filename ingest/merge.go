@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -28,18 +29,31 @@ import (
 // nothing.
 type Stage struct {
 	root   string
+	tmp    string // the lake's .tmp/ingest: bulk files and DuckDB's spill
 	db     *sql.DB
 	conn   *sql.Conn
 	tables map[string]*staged
 	seq    int64
+	// Rows are formatted by a writer goroutine (stage_writer.go): cur is the batch
+	// being filled, work feeds the writer. loading is the writer's background load of
+	// a bulk file in flight (nil when none; bulk.go). The connection is used by the
+	// writer, or by others only after sync.
+	cur     *stageBatch
+	work    chan stageMsg
+	done    chan struct{}
+	werr    error // the writer's first error (read after sync)
+	loading chan error
+	merging bool // threads raised for the merges
 }
 
 type staged struct {
-	t    *lake.Table
-	name string
-	app  *duckdb.Appender
-	row  []driver.Value
-	n    int64
+	t     *lake.Table
+	name  string
+	kinds []colKind // nil: every row goes through the appender (bulk.go)
+	bulk  bulkFile
+	app   *duckdb.Appender // opened for the first row the bulk file cannot carry
+	row   []driver.Value
+	n     int64
 }
 
 // NewStage opens a stage for the lake at root.
@@ -65,15 +79,26 @@ func NewStage(ctx context.Context, root string) (*Stage, error) {
 		db.Close()
 		return nil, err
 	}
-	return &Stage{root: root, db: db, conn: conn, tables: map[string]*staged{}}, nil
+	// One DuckDB thread while rows are staged: the loader's own goroutine parses on the
+	// other core, and two DuckDB workers loading a chunk beside it wait on each other
+	// for a core, costing more than they save (docs/INGEST.md, throughput). Merge
+	// raises it again for the write.
+	if _, err := conn.ExecContext(ctx, "SET threads = 1"); err != nil {
+		conn.Close()
+		db.Close()
+		return nil, err
+	}
+	return &Stage{root: root, tmp: tmp, db: db, conn: conn, tables: map[string]*staged{}}, nil
 }
 
 // Close releases the stage (staged rows not merged are dropped).
 func (s *Stage) Close() error {
+	s.stop()
 	for _, st := range s.tables {
 		if st.app != nil {
 			st.app.Close()
 		}
+		st.bulk.remove()
 	}
 	s.conn.Close()
 	return s.db.Close()
@@ -93,6 +118,54 @@ func (s *Stage) Append(t *lake.Table, part []string, vals ...any) error {
 	if err != nil {
 		return err
 	}
+	// The row is copied into the batch (the caller may reuse vals and part), counted
+	// here, and formatted by the writer goroutine (stage_writer.go).
+	bt := s.cur
+	if bt == nil {
+		bt = &stageBatch{rows: make([]batchRow, 0, batchRows), vals: make([]any, 0, batchRows*len(vals)), parts: make([]string, 0, batchRows*len(part))}
+		s.cur = bt
+	}
+	bt.rows = append(bt.rows, batchRow{st: st, v: len(bt.vals), p: len(bt.parts), ord: s.seq})
+	bt.vals = append(bt.vals, vals...)
+	bt.parts = append(bt.parts, part...)
+	s.seq++
+	st.n++
+	if len(bt.rows) == batchRows {
+		return s.send()
+	}
+	return nil
+}
+
+// appendRow stages one row through the bulk file, or through the appender when the
+// file cannot carry it. Called by the writer goroutine only.
+func (s *Stage) appendRow(st *staged, vals []any, part []string, ord int64) error {
+	t := st.t
+	if st.kinds != nil {
+		ok, err := st.bulk.add(s.tmp, st.kinds, vals, part, ord)
+		if err != nil {
+			return err
+		}
+		if ok {
+			if st.bulk.bytes >= bulkChunkBytes {
+				return s.loadBehind(st)
+			}
+			return nil
+		}
+	}
+	if err := s.wait(); err != nil { // the appender shares the connection
+		return err
+	}
+	if st.app == nil {
+		err := s.conn.Raw(func(dc any) error {
+			app, err := duckdb.NewAppenderFromConn(dc.(driver.Conn), "", st.name)
+			st.app = app
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		st.row = make([]driver.Value, len(t.Columns)+len(t.Partitions)+1)
+	}
 	for i, v := range vals {
 		if x, ok := v.(int); ok {
 			v = int64(x)
@@ -102,10 +175,14 @@ func (s *Stage) Append(t *lake.Table, part []string, vals ...any) error {
 	for i, p := range part {
 		st.row[len(vals)+i] = p
 	}
-	st.row[len(st.row)-1] = s.seq
-	s.seq++
-	st.n++
+	st.row[len(st.row)-1] = ord
 	return st.app.AppendRow(st.row...)
+}
+
+// flush puts every row appended to t so far into its staging table, before anything
+// reads or changes that table.
+func (s *Stage) flush(_ context.Context, _ *staged) error {
+	return s.sync()
 }
 
 // Staged returns how many rows of t are staged.
@@ -129,19 +206,16 @@ func (s *Stage) table(t *lake.Table) (*staged, error) {
 		cols = append(cols, lake.QuoteIdent("_part_"+p)+" VARCHAR")
 	}
 	cols = append(cols, "_ord BIGINT")
+	if err := s.sync(); err != nil {
+		return nil, err
+	}
 	// Identifiers come from the registry, never from input.
 	if _, err := s.conn.ExecContext(context.Background(), "CREATE TABLE "+st.name+" ("+strings.Join(cols, ", ")+")"); err != nil {
 		return nil, err
 	}
-	err := s.conn.Raw(func(dc any) error {
-		app, err := duckdb.NewAppenderFromConn(dc.(driver.Conn), "", st.name)
-		st.app = app
-		return err
-	})
-	if err != nil {
-		return nil, err
+	if k, ok := bulkKinds(t); ok {
+		st.kinds = k
 	}
-	st.row = make([]driver.Value, len(t.Columns)+len(t.Partitions)+1)
 	s.tables[t.Name] = st
 	return st, nil
 }
@@ -162,47 +236,64 @@ func (s *Stage) Merge(ctx context.Context, t *lake.Table, key []string) (MergeSt
 	if st == nil {
 		return MergeStats{}, nil
 	}
-	if err := st.app.Flush(); err != nil {
+	if err := s.flush(ctx, st); err != nil {
 		return MergeStats{}, err
 	}
 	if len(key) == 0 {
 		return MergeStats{}, fmt.Errorf("table %s: merge needs a key", t.Name)
+	}
+	if err := s.mergeThreads(ctx); err != nil {
+		return MergeStats{}, err
 	}
 	for _, k := range key {
 		if !hasColumn(t, k) {
 			return MergeStats{}, fmt.Errorf("table %s: key column %s is not stored", t.Name, k)
 		}
 	}
-	parts, err := s.partitions(ctx, st)
+	parts, err := s.partitions(ctx, st, key)
 	if err != nil {
 		return MergeStats{}, err
 	}
 	ms := MergeStats{Staged: st.n}
-	for _, pv := range parts {
-		rel, err := t.Path(pv...)
+	for _, p := range parts {
+		rel, err := t.Path(p.vals...)
 		if err != nil {
 			return ms, err
 		}
 		file := filepath.Join(s.root, filepath.FromSlash(rel))
-		q, args := mergeQuery(t, st.name, key, pv, file)
-		// Count before writing: staged rows and stored rows. The merged count is what
-		// the copy wrote (running the merge query once more just to count it doubled
-		// the cost of a large ingest).
-		var stagedN, oldN int64
-		cq := "SELECT (SELECT count(*) FROM " + st.name + " WHERE " + partWhere(t) + "), " +
-			"(SELECT count(*) FROM (" + oldRows(t, file) + "))"
-		if err := s.conn.QueryRowContext(ctx, cq, partArgs(pv)...).Scan(&stagedN, &oldN); err != nil {
-			return ms, fmt.Errorf("merge %s: %w", rel, err)
+		var oldN int64
+		stored := false
+		if _, err := os.Stat(file); err == nil {
+			stored = true
+			// From the file's metadata: no row is read.
+			if err := s.conn.QueryRowContext(ctx, "SELECT count(*) FROM read_parquet("+lake.QuoteString(file)+")").Scan(&oldN); err != nil {
+				return ms, fmt.Errorf("merge %s: %w", rel, err)
+			}
 		}
-		mergedN, err := lake.CopyQuery(ctx, s.conn, s.root, t, pv, q, args...)
+		q, args := mergeQuery(t, st.name, key, p, file, stored)
+		// The merged count is what the copy wrote (running the merge query once more
+		// just to count it doubled the cost of a large ingest).
+		mergedN, err := lake.CopyQuery(ctx, s.conn, s.root, t, p.vals, q, args...)
 		if err != nil {
 			return ms, err
 		}
 		ms.Written += mergedN - oldN
-		ms.Deduplicated += stagedN - (mergedN - oldN)
+		ms.Deduplicated += p.staged - (mergedN - oldN)
 		ms.Partitions = append(ms.Partitions, rel)
 	}
 	return ms, nil
+}
+
+// mergeThreads gives the merges (sort, compress, write) every core, once.
+func (s *Stage) mergeThreads(ctx context.Context) error {
+	if s.merging {
+		return nil
+	}
+	if _, err := s.conn.ExecContext(ctx, fmt.Sprintf("SET threads = %d", runtime.NumCPU())); err != nil {
+		return err
+	}
+	s.merging = true
+	return nil
 }
 
 func hasColumn(t *lake.Table, name string) bool {
@@ -214,33 +305,60 @@ func hasColumn(t *lake.Table, name string) bool {
 	return false
 }
 
-// partitions lists the distinct partition values of the staged rows, sorted.
-func (s *Stage) partitions(ctx context.Context, st *staged) ([][]string, error) {
-	if len(st.t.Partitions) == 0 {
-		return [][]string{nil}, nil
-	}
+// stagedPart is one partition the staged rows of a table touch.
+type stagedPart struct {
+	vals   []string // partition values in t.Partitions order
+	staged int64    // staged rows
+	dups   bool     // some staged rows share a key
+}
+
+// partitions lists the partitions the staged rows touch, sorted, with how many rows
+// each has and whether any two of them share a key (one pass over the staged keys).
+func (s *Stage) partitions(ctx context.Context, st *staged, key []string) ([]stagedPart, error) {
 	cols := make([]string, len(st.t.Partitions))
 	for i, p := range st.t.Partitions {
 		cols[i] = lake.QuoteIdent("_part_" + p)
 	}
-	rows, err := s.conn.QueryContext(ctx, "SELECT DISTINCT "+strings.Join(cols, ", ")+" FROM "+st.name)
+	keys := make([]string, len(key))
+	for i, k := range key {
+		keys[i] = lake.QuoteIdent(k)
+	}
+	// Grouping by partition and key counts each key once (NULL fields grouped
+	// together, as the PARTITION BY of the dedupe does); plain columns group faster
+	// than a row() of them.
+	inner := strings.Join(append(append([]string{}, cols...), keys...), ", ")
+	outer := append(append([]string{}, cols...), "coalesce(sum(n), 0)::BIGINT", "count(*)")
+	q := "SELECT " + strings.Join(outer, ", ") + " FROM (SELECT " + inner + ", count(*) AS n FROM " + st.name + " GROUP BY ALL)"
+	if len(cols) > 0 {
+		q += " GROUP BY ALL"
+	}
+	rows, err := s.conn.QueryContext(ctx, q)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out [][]string
+	var out []stagedPart
 	for rows.Next() {
-		vals := make([]string, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
+		p := stagedPart{vals: make([]string, len(cols))}
+		var distinct int64
+		ptrs := make([]any, 0, len(cols)+2)
+		for i := range p.vals {
+			ptrs = append(ptrs, &p.vals[i])
 		}
+		ptrs = append(ptrs, &p.staged, &distinct)
 		if err := rows.Scan(ptrs...); err != nil {
 			return nil, err
 		}
-		out = append(out, vals)
+		if p.staged == 0 {
+			continue // an empty table without partitions still answers one row
+		}
+		p.dups = distinct != p.staged
+		if len(cols) == 0 {
+			p.vals = nil
+		}
+		out = append(out, p)
 	}
-	sort.Slice(out, func(i, j int) bool { return strings.Join(out[i], "/") < strings.Join(out[j], "/") })
+	sort.Slice(out, func(i, j int) bool { return strings.Join(out[i].vals, "/") < strings.Join(out[j].vals, "/") })
 	return out, rows.Err()
 }
 
@@ -263,38 +381,42 @@ func partArgs(pv []string) []any {
 	return out
 }
 
-// oldRows selects the stored rows of one partition file (none when it does not exist).
-// The path is generated from the registry and the operator's data directory, quoted.
-func oldRows(t *lake.Table, file string) string {
+// mergeQuery is the merged content of one partition: the stored rows whose key no
+// staged row has, and the staged rows, one per key (the latest staged one winning).
+// Stored rows are unique on the key already (every merge writes them so), so only
+// the staged side is deduplicated, and only when two staged rows share a key: an
+// anti-join on the keys and a plain scan cost a fraction of numbering every stored
+// and staged row by key. Paths are generated from the registry and the operator's data
+// directory, quoted.
+func mergeQuery(t *lake.Table, stage string, key []string, p stagedPart, file string, stored bool) (string, []any) {
 	cols := make([]string, len(t.Columns))
 	for i, c := range t.Columns {
 		cols[i] = lake.QuoteIdent(c.Name)
 	}
-	if _, err := os.Stat(file); err != nil {
-		nulls := make([]string, len(t.Columns))
-		for i, c := range t.Columns {
-			nulls[i] = "CAST(NULL AS " + c.Type + ") AS " + lake.QuoteIdent(c.Name)
+	list := strings.Join(cols, ", ")
+	q := "SELECT " + list + " FROM " + stage + " WHERE " + partWhere(t)
+	if p.dups {
+		keys := make([]string, len(key))
+		for i, k := range key {
+			keys[i] = lake.QuoteIdent(k)
 		}
-		return "SELECT " + strings.Join(nulls, ", ") + ", 0 AS _src, 0 AS _ord WHERE false"
+		q += " QUALIFY row_number() OVER (PARTITION BY " + strings.Join(keys, ", ") + " ORDER BY _ord DESC) = 1"
 	}
-	return "SELECT " + strings.Join(cols, ", ") + ", 0 AS _src, 0 AS _ord FROM read_parquet(" + lake.QuoteString(file) + ")"
-}
-
-// mergeQuery is the merged content of one partition: stored and staged rows, one per
-// key, the staged (and among them the latest staged) row winning.
-func mergeQuery(t *lake.Table, stage string, key []string, pv []string, file string) (string, []any) {
-	cols := make([]string, len(t.Columns))
-	for i, c := range t.Columns {
-		cols[i] = lake.QuoteIdent(c.Name)
+	args := partArgs(p.vals)
+	if !stored {
+		return q, args
 	}
-	keys := make([]string, len(key))
-	for i, k := range key {
-		keys[i] = lake.QuoteIdent(k)
+	match := make([]string, 0, len(key)+len(t.Partitions))
+	for _, k := range key {
+		k = lake.QuoteIdent(k)
+		match = append(match, "s."+k+" IS NOT DISTINCT FROM o."+k)
 	}
-	q := "SELECT " + strings.Join(cols, ", ") + " FROM (" +
-		oldRows(t, file) + " UNION ALL SELECT " + strings.Join(cols, ", ") + ", 1 AS _src, _ord FROM " + stage + " WHERE " + partWhere(t) +
-		") QUALIFY row_number() OVER (PARTITION BY " + strings.Join(keys, ", ") + " ORDER BY _src DESC, _ord DESC) = 1"
-	return q, partArgs(pv)
+	for _, pk := range t.Partitions {
+		match = append(match, "s."+lake.QuoteIdent("_part_"+pk)+" = ?")
+	}
+	old := "SELECT " + list + " FROM read_parquet(" + lake.QuoteString(file) + ") o WHERE NOT EXISTS (SELECT 1 FROM " + stage +
+		" s WHERE " + strings.Join(match, " AND ") + ")"
+	return old + " UNION ALL " + q, append(partArgs(p.vals), args...)
 }
 
 // Summary is the closing line of an ingest run.
@@ -373,7 +495,7 @@ func (s *Stage) Mark() int64 { return s.seq }
 // in one pass and, when a malformed line turns up, takes the file's rows back out.
 func (s *Stage) Rollback(ctx context.Context, mark int64) error {
 	for _, st := range s.tables {
-		if err := st.app.Flush(); err != nil {
+		if err := s.flush(ctx, st); err != nil {
 			return err
 		}
 		// The table name is generated from the registry, never from input.

@@ -20,7 +20,7 @@ func (s *Stage) InsertQuery(ctx context.Context, t *lake.Table, query string, ar
 	if err != nil {
 		return 0, err
 	}
-	if err := st.app.Flush(); err != nil {
+	if err := s.flush(ctx, st); err != nil {
 		return 0, err
 	}
 	cols := make([]string, 0, len(t.Columns)+len(t.Partitions)+1)

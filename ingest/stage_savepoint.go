@@ -31,7 +31,7 @@ func (s *Stage) RollbackTo(ctx context.Context, sp Savepoint) error {
 		if st.n == sp.n[name] {
 			continue
 		}
-		if err := st.app.Flush(); err != nil {
+		if err := s.flush(ctx, st); err != nil {
 			return err
 		}
 		// The table name comes from the registry, never from input.
@@ -55,7 +55,7 @@ func (s *Stage) AppendQuery(ctx context.Context, t *lake.Table, part []string, q
 	if err != nil {
 		return 0, err
 	}
-	if err := st.app.Flush(); err != nil {
+	if err := s.flush(ctx, st); err != nil {
 		return 0, err
 	}
 	cols := make([]string, 0, len(t.Columns)+len(part)+1)

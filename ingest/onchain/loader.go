@@ -60,11 +60,8 @@ type Loader struct {
 	missing blockSet         // transfers whose block has no timestamp
 	unknown map[string]int64 // transfers of tokens without metadata, by token
 	ntr     int64
-
-	// Transfers are written to a normalised CSV beside the stage and handed to
-	// DuckDB in one statement at Commit (bulk.go): several times cheaper than
-	// appending row by row.
-	bulk bulkFile
+	day     int64     // the UTC day of the last transfer staged (unix days)
+	part    [2]string // its partition values: chain, date
 }
 
 type blockSet struct {
@@ -103,7 +100,6 @@ func NewLoader(ctx context.Context, root, chain string) (*Loader, error) {
 
 // Close drops what was not committed.
 func (l *Loader) Close() error {
-	l.bulk.remove()
 	return l.stage.Close()
 }
 
@@ -225,8 +221,20 @@ func (l *Loader) Transfer(ctx context.Context, tr Transfer) error {
 	if p, ok := l.prices[tr.Token][bt-bt%3600]; ok {
 		usd = amt * p
 	}
+	if d := floorDiv(bt, 86400); l.ntr == 0 || d != l.day {
+		l.day, l.part = d, [2]string{l.Chain, time.Unix(bt, 0).UTC().Format("2006-01-02")}
+	}
 	l.ntr++
-	return l.bulk.add(l.Root, l.ntr, tr, bt, amt, usd)
+	return l.stage.Append(lake.OnchainTransfers, l.part[:], int64(tr.Block), time.Unix(bt, 0).UTC(), tr.TxHash, tr.LogIndex,
+		tr.Token, tr.From, tr.To, tr.Value.String(), amt, usd)
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
+	}
+	return q
 }
 
 // token returns the metadata of addr, reading it from the contract when a MetaFunc is
@@ -324,9 +332,6 @@ func (l *Loader) Commit(ctx context.Context, now time.Time) error {
 		}
 	}
 	l.staged = map[string]bool{}
-	if err := l.bulk.stage(ctx, l.stage, l.Chain); err != nil {
-		return err
-	}
 	for _, m := range []struct {
 		t   *lake.Table
 		key []string

@@ -214,13 +214,14 @@ type tokenState struct {
 type Tape struct {
 	tokens  map[string]*tokenState
 	Meta    Meta
-	Skipped map[string]int64 // messages understood but not stored, by reason
-	Read    int64            // messages read
+	Skipped map[string]int64  // messages understood but not stored, by reason
+	Read    int64             // messages read
+	names   map[string]string // asset ids as strings, shared by the events (fastwire.go)
 }
 
 // NewTape returns an empty tape.
 func NewTape() *Tape {
-	return &Tape{tokens: map[string]*tokenState{}, Skipped: map[string]int64{}}
+	return &Tape{tokens: map[string]*tokenState{}, Skipped: map[string]int64{}, names: map[string]string{}}
 }
 
 func (t *Tape) state(tok string) *tokenState {
@@ -274,9 +275,11 @@ func (t *Tape) Line(b []byte, emit func(*Event)) error {
 // Frame parses one received frame (object or array) received at local (epoch ms; 0:
 // unknown, the venue time stands in for it).
 func (t *Tape) Frame(frame []byte, local int64, emit func(*Event)) error {
-	var msgs []wsMsg
+	msgs, fast := fastFrame(frame, t.names)
 	switch {
+	case fast:
 	case len(frame) > 0 && frame[0] == '[':
+		msgs = nil
 		if err := fastjson.Unmarshal(frame, &msgs); err != nil {
 			return fmt.Errorf("frame is not a JSON array of messages: %v", err)
 		}
@@ -712,7 +715,7 @@ func checkSide(s string) (string, error) {
 // clone copies the tape's per-token state (books included), so a rejected file's
 // effect on it can be undone.
 func (t *Tape) clone() *Tape {
-	c := &Tape{tokens: make(map[string]*tokenState, len(t.tokens)), Meta: t.Meta, Skipped: t.Skipped, Read: t.Read}
+	c := &Tape{tokens: make(map[string]*tokenState, len(t.tokens)), Meta: t.Meta, Skipped: t.Skipped, Read: t.Read, names: t.names}
 	for k, s := range t.tokens {
 		cs := *s
 		if s.book != nil {
