@@ -79,7 +79,15 @@ func (q *Queries) derivedRows(ctx context.Context, t *lake.Table, board, built s
 		return q.db.QueryContext(ctx, query, args...)
 	}
 	q.pruneBoards(t, board, built, keepLater)
-	return q.db.QueryContext(ctx, "SELECT * FROM read_parquet($1, hive_partitioning = false)", path)
+	rows, err := q.db.QueryContext(ctx, "SELECT * FROM read_parquet($1, hive_partitioning = false)", path)
+	if err != nil && ctx.Err() == nil {
+		if _, serr := os.Stat(path); serr != nil {
+			// Another process published a newer version and removed this one between
+			// the rename and the read: answer from the query itself.
+			return q.db.QueryContext(ctx, query, args...)
+		}
+	}
+	return rows, err
 }
 
 // isWriteError reports a failure to create or replace a file (a read-only lake), as
