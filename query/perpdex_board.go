@@ -2,6 +2,7 @@ package query
 
 import (
 	"context"
+	"database/sql"
 	"math"
 	"sort"
 	"strings"
@@ -138,7 +139,12 @@ func (q *Queries) perpdexBoardOf(ctx context.Context, window string) (*pdBoard, 
 		if err := q.perpdexCohortsEnsure(ctx); err != nil {
 			return nil, err
 		}
-		entries, err := q.perpdexComputeBoard(ctx, PerpdexWindowStart(window, at), at)
+		// Today's labels as they stood at the board hour (perpdex_cohorts_at.go).
+		lab, err := q.perpdexLabelsAt(ctx, at)
+		if err != nil {
+			return nil, err
+		}
+		entries, err := q.perpdexComputeBoard(ctx, PerpdexWindowStart(window, at), at, lab.current)
 		if err != nil {
 			return nil, err
 		}
@@ -206,22 +212,22 @@ func pdPtr(x float64, places int) *float64 { r := Round(x, places); return &r }
 // perpdexComputeBoard computes the board one wallet bucket at a time (the buckets of
 // perpdex_closed_trades, in order), so DuckDB holds a sixteenth of the window's rows at
 // once; every figure is per wallet, so the rows are those of one pass over all wallets.
-func (q *Queries) perpdexComputeBoard(ctx context.Context, start, end time.Time) ([]pdBoardEntry, error) {
+func (q *Queries) perpdexComputeBoard(ctx context.Context, start, end time.Time, labels sql.NullTime) ([]pdBoardEntry, error) {
 	out := []pdBoardEntry{}
 	for _, b := range closedTradeBuckets {
 		lo, hi := bucketRange(b)
 		var err error
-		if out, err = q.perpdexBoardBucket(ctx, out, start, end, lo, hi); err != nil {
+		if out, err = q.perpdexBoardBucket(ctx, out, start, end, lo, hi, labels); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
 }
 
-func (q *Queries) perpdexBoardBucket(ctx context.Context, out []pdBoardEntry, start, end time.Time, lo, hi string) ([]pdBoardEntry, error) {
+func (q *Queries) perpdexBoardBucket(ctx context.Context, out []pdBoardEntry, start, end time.Time, lo, hi string, labels sql.NullTime) ([]pdBoardEntry, error) {
 	ctx, cancel := q.ctx(ctx)
 	defer cancel()
-	rows, err := q.db.QueryContext(ctx, perpdexBoardSQL, start, end, lo, hi)
+	rows, err := q.db.QueryContext(ctx, perpdexBoardSQL, start, end, lo, hi, labels)
 	if err != nil {
 		return nil, wrap(ctx, "perpdex board", err)
 	}

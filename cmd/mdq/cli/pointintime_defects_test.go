@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"mdq/internal/testlake"
 )
 
 // The three lookahead defects of issue 12, each against an oracle computed from the raw
@@ -197,3 +200,125 @@ func TestNoLookaheadPredmktOHLCV(t *testing.T) {
 }
 
 func stringsReader(s string) *strings.Reader { return strings.NewReader(s) }
+
+// TestNoLookaheadPerpdexCohortLabels: at clock T, today's cohort labels are those of the
+// newest account snapshot S at or before T, not the lake's newest publication: on the
+// wallet page (computed_at S), the leaderboard, the traders search and the
+// flow-adjusted board (board hour H = S here). Oracle: the hourly labels the lake
+// published for hour S (computed from the same snapshot by the same SQL), for wallets
+// whose label at S differs from the lake's newest, from a store at T and from a request
+// with as_of T to a store at the lake's end alike.
+func TestNoLookaheadPerpdexCohortLabels(t *testing.T) {
+	T := pitDefectClock
+	qT, qEnd := pitStore(t, pitFull(t), T), pitStore(t, pitFull(t), testlake.End)
+	db := qT.DB()
+	ctx := context.Background()
+	asOf := "as_of=" + url.QueryEscape(T.Format(time.RFC3339Nano))
+	var S time.Time
+	must(t, db.QueryRowContext(ctx, `SELECT max(snapshot_ts) FROM perpdex_accounts WHERE snapshot_ts <= ?::TIMESTAMP`, T).Scan(&S))
+	S = S.UTC()
+	if !S.Equal(T.Truncate(time.Hour)) {
+		t.Fatalf("newest snapshot at T is %s, not T's hour: the oracle needs it on the hour", S)
+	}
+	type labels struct{ size, pnl string }
+	oracle, newest := map[string]labels{}, map[string]labels{}
+	for dst, q := range map[*map[string]labels]string{
+		&oracle: `SELECT wallet, coalesce(size_cohort, ''), coalesce(pnl_cohort, '') FROM perpdex_cohorts_hourly WHERE hour_ts = ?::TIMESTAMP AND ? IS NOT NULL`,
+		&newest: `SELECT wallet, coalesce(size_cohort, ''), coalesce(pnl_cohort, '') FROM perpdex_cohorts_current WHERE ?::TIMESTAMP IS NOT NULL AND ? IS NOT NULL`,
+	} {
+		rows, err := db.QueryContext(ctx, q, S, S)
+		must(t, err)
+		for rows.Next() {
+			var w string
+			var l labels
+			must(t, rows.Scan(&w, &l.size, &l.pnl))
+			(*dst)[w] = l
+		}
+		must(t, rows.Err())
+		rows.Close()
+	}
+	if len(oracle) == 0 {
+		t.Fatalf("no hourly labels published for %s", S)
+	}
+	str := func(p *string) string {
+		if p == nil {
+			return ""
+		}
+		return *p
+	}
+	// get serves target from the store at T, checks as_of T on the lake's end store
+	// serves the same, and decodes it.
+	get := func(target string, v any) {
+		t.Helper()
+		code, body := serve(qT, "GET", target)
+		if code != 200 {
+			t.Fatalf("%s: %d %s", target, code, body)
+		}
+		sep := "?"
+		if strings.Contains(target, "?") {
+			sep = "&"
+		}
+		if c, b := serve(qEnd, "GET", target+sep+asOf); c != code || b != body {
+			t.Errorf("%s as_of T differs from the store at T:\n  %.300s\n  %.300s", target, b, body)
+		}
+		must(t, json.Unmarshal([]byte(body), v))
+	}
+	sensitive := 0 // rows whose label at S differs from the lake's newest
+	check := func(where, w string, size, pnl *string) {
+		want, ok := oracle[w]
+		if !ok {
+			return
+		}
+		if newest[w] != want {
+			sensitive++
+		}
+		if str(size) != want.size || str(pnl) != want.pnl {
+			t.Errorf("%s %s at T: size %q pnl %q, want %q %q (labels of the snapshot %s)", where, w, str(size), str(pnl), want.size, want.pnl, S)
+		}
+	}
+	var changed []string
+	for w, l := range oracle {
+		if n, ok := newest[w]; ok && n != l {
+			changed = append(changed, w)
+		}
+	}
+	slices.Sort(changed)
+	if len(changed) == 0 {
+		t.Fatal("no wallet's label changed between T and the lake's end: the lake does not exercise the case")
+	}
+	for _, w := range changed[:min(len(changed), 8)] {
+		var page struct {
+			Cohorts struct {
+				Size       *string `json:"size_cohort"`
+				Pnl        *string `json:"pnl_cohort"`
+				ComputedAt *string `json:"computed_at"`
+			} `json:"cohorts"`
+		}
+		get("/v1/perpdex/wallets/"+w, &page)
+		check("wallet page", w, page.Cohorts.Size, page.Cohorts.Pnl)
+		if at, err := time.Parse(time.RFC3339, str(page.Cohorts.ComputedAt)); err != nil || !at.Equal(S) {
+			t.Errorf("wallet page %s at T: computed_at %q, want %s", w, str(page.Cohorts.ComputedAt), S.Format(time.RFC3339))
+		}
+	}
+	for _, target := range []string{"/v1/perpdex/leaderboard?window=7d&limit=500", "/v1/perpdex/traders?window=7d&limit=500",
+		"/v1/perpdex/leaderboard/flow-adjusted?window=7d&limit=500"} {
+		var env struct {
+			Traders []struct {
+				Wallet string  `json:"wallet"`
+				Size   *string `json:"size_cohort"`
+				Pnl    *string `json:"pnl_cohort"`
+			} `json:"traders"`
+		}
+		get(target, &env)
+		if len(env.Traders) == 0 {
+			t.Fatalf("%s: no rows", target)
+		}
+		for _, r := range env.Traders {
+			check(target, r.Wallet, r.Size, r.Pnl)
+		}
+	}
+	if sensitive == 0 {
+		t.Fatal("no row checked has a label that changed after T")
+	}
+	t.Logf("%d wallets changed label after T; %d checked rows had", len(changed), sensitive)
+}
