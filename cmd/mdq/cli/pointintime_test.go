@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http/httptest"
@@ -139,6 +140,24 @@ func serve(q *query.Queries, method, target string) (int, string) {
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(method, target, nil))
 	return rec.Code, rec.Body.String()
+}
+
+// pitDiff returns both bodies around their first difference (the start and 300 bytes
+// either side), so a failure shows what differs, not only the common head.
+func pitDiff(a, b string) (string, string) {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	cut := func(s string) string {
+		lo, hi := max(i-300, 0), min(i+300, len(s))
+		out := s[lo:hi]
+		if lo > 0 {
+			out = fmt.Sprintf("%.120s ...[at byte %d]... %s", s, i, out)
+		}
+		return out
+	}
+	return cut(a), cut(b)
 }
 
 // pitServe is serve with the handler's log kept in pitLog.
@@ -279,6 +298,11 @@ func TestPointInTimeEveryRoute(t *testing.T) {
 				if _, ok := pitExempt[rt.Path]; ok {
 					continue
 				}
+				// MDQ_PIT_ROUTE narrows a run to the routes whose path contains it (to
+				// chase one difference).
+				if only := os.Getenv("MDQ_PIT_ROUTE"); only != "" && !strings.Contains(rt.Path, only) {
+					continue
+				}
 				targets := pitTargets(rt, picks)
 				if len(targets) == 0 {
 					t.Errorf("%s: no example to run", rt.Path)
@@ -287,7 +311,8 @@ func TestPointInTimeEveryRoute(t *testing.T) {
 					fc, fb := pitServe(qf, rt.Method, target)
 					cc, cb := pitServe(qc, rt.Method, target)
 					if fc != cc || fb != cb {
-						t.Errorf("%s at %s: full lake %d %.400s\n  cut %d %.400s\n  log: %s", target, c.at.Format(time.RFC3339Nano), fc, fb, cc, cb, pitLog.take())
+						fd, cd := pitDiff(fb, cb)
+						t.Errorf("%s at %s: full lake %d %s\n  cut %d %s\n  log: %s", target, c.at.Format(time.RFC3339Nano), fc, fd, cc, cd, pitLog.take())
 						continue
 					}
 					compared++
