@@ -90,9 +90,10 @@ type Label struct {
 
 var onchainLabelsSQL = sqlfiles.MustRead("onchain/labels.sql")
 
-// OnchainLabels resolves the label cascade for addrs (lower-case) from the cascade the
-// legs build read into memory; unlabelled addresses are absent from the map.
-func (q *Queries) OnchainLabels(ctx context.Context, addrs []string) (map[string]Label, error) {
+// OnchainLabels resolves the label cascade for addrs (lower-case) as it stood at at
+// (labels observed after it do not count) from the cascade the legs build read into
+// memory; unlabelled addresses are absent from the map.
+func (q *Queries) OnchainLabels(ctx context.Context, addrs []string, at time.Time) (map[string]Label, error) {
 	out := map[string]Label{}
 	if len(addrs) == 0 {
 		return out, nil
@@ -103,7 +104,7 @@ func (q *Queries) OnchainLabels(ctx context.Context, addrs []string) (map[string
 	v, _ := q.ext.Load(legsKey{})
 	all := *v.(*legsState).labels.Load()
 	for _, a := range addrs {
-		if l, ok := all[a]; ok {
+		if l, ok := all.at(a, at); ok {
 			out[a] = l
 		}
 	}

@@ -40,12 +40,13 @@ type LabelProvenance struct {
 	Sources  []LabelAssertion `json:"sources" doc:"every source's row, in cascade order"`
 }
 
-// OnchainLabelProvenance returns the label cascade of one address.
+// OnchainLabelProvenance returns the label cascade of one address as it stood at the
+// store clock: rows observed later are not shown.
 func (q *Queries) OnchainLabelProvenance(ctx context.Context, address string) (LabelProvenance, error) {
 	ctx, cancel := q.ctx(ctx)
 	defer cancel()
 	out := LabelProvenance{Address: address, Sources: []LabelAssertion{}}
-	rows, err := q.db.QueryContext(ctx, onchainLabelProvenanceSQL, address)
+	rows, err := q.db.QueryContext(ctx, onchainLabelProvenanceSQL, address, q.Now())
 	if err != nil {
 		return out, wrap(ctx, "onchain label provenance", err)
 	}

@@ -18,7 +18,10 @@ import (
 	sqlfiles "mdq/sql"
 )
 
-var onchainLabelsBuildSQL = sqlfiles.MustRead("onchain/labels_build.sql")
+var (
+	onchainLabelsBuildSQL = sqlfiles.MustRead("onchain/labels_build.sql")
+	onchainLabelsAtSQL    = sqlfiles.MustRead("onchain/labels_at.sql")
+)
 
 // OnchainLegsBuildTimeout bounds one hourly on-chain board build and one first
 // publication of the legs that a request has to wait for.
@@ -33,7 +36,7 @@ var errIndexUnfit = errors.New("data unfit for the Go index (id range or int64 s
 // published legs (onchain_legs and onchain_legs_by_token, tables of the lake).
 type legsState struct {
 	sig    atomic.Pointer[string]
-	labels atomic.Pointer[map[string]Label]     // the cascade of onchain_labels_mem, in Go
+	labels atomic.Pointer[labelIndex]           // the cascade's spans of onchain_labels_mem, in Go
 	syms   atomic.Pointer[map[[2]string]string] // side tables: (chain, token) -> symbol
 	bal    atomic.Pointer[ocBalIndex]           // side tables: the Go balances index
 	mu     sync.Mutex
@@ -62,8 +65,10 @@ func (q *Queries) onchainLegs(ctx context.Context) error {
 	}
 	return st.ensure(ctx, q, "onchain labels", []*lake.Table{lake.OnchainLegs, lake.OnchainLabels, lake.OnchainLabelSources},
 		func(bctx context.Context) error {
-			if _, err := q.db.ExecContext(bctx, onchainLabelsBuildSQL); err != nil {
-				return wrap(bctx, "onchain labels", err)
+			for _, s := range []string{onchainLabelsBuildSQL, onchainLabelsAtSQL} {
+				if _, err := q.db.ExecContext(bctx, s); err != nil {
+					return wrap(bctx, "onchain labels", err)
+				}
 			}
 			labels, err := q.readLabels(bctx)
 			if err != nil {
@@ -144,21 +149,45 @@ func (st *legsState) ensure(ctx context.Context, q *Queries, op string, tables [
 	return nil
 }
 
-// readLabels reads the whole in-memory cascade (one row per labelled address) into a map.
-func (q *Queries) readLabels(ctx context.Context) (map[string]Label, error) {
+// labelSpan is one span of the cascade: the label an address resolved to from from
+// (inclusive) until until (exclusive), both in epoch microseconds.
+type labelSpan struct {
+	from, until int64
+	label       Label
+}
+
+// labelIndex holds every address's cascade spans in time order (most addresses have
+// one), so a lookup resolves the label as it stood at any clock.
+type labelIndex map[string][]labelSpan
+
+// at returns a's label as the cascade stood at t: only rows observed at or before t
+// count.
+func (x labelIndex) at(a string, t time.Time) (Label, bool) {
+	us := t.UnixMicro()
+	for _, s := range x[a] {
+		if s.from <= us && us < s.until {
+			return s.label, true
+		}
+	}
+	return Label{}, false
+}
+
+// readLabels reads every span of the in-memory cascade into an index.
+func (q *Queries) readLabels(ctx context.Context) (labelIndex, error) {
 	rows, err := q.db.QueryContext(ctx, onchainLabelsSQL)
 	if err != nil {
 		return nil, wrap(ctx, "onchain labels", err)
 	}
 	defer rows.Close()
-	out := map[string]Label{}
+	out := labelIndex{}
 	for rows.Next() {
 		var a string
-		var l Label
-		if err := rows.Scan(&a, &l.Entity, &l.WalletType, &l.Confidence, &l.RiskFlag, &l.Source); err != nil {
+		var s labelSpan
+		l := &s.label
+		if err := rows.Scan(&a, &l.Entity, &l.WalletType, &l.Confidence, &l.RiskFlag, &l.Source, &s.from, &s.until); err != nil {
 			return nil, wrap(ctx, "onchain labels", err)
 		}
-		out[a] = l
+		out[a] = append(out[a], s)
 	}
 	return out, wrap(ctx, "onchain labels", rows.Err())
 }
@@ -220,10 +249,11 @@ func tableFiles(dir string, t *lake.Table) ([]string, []os.FileInfo, error) {
 	return kept, infos, nil
 }
 
-// legsLabels is the cascade map of the last legs build, for a request that has just
+// legsLabels is the cascade index of the last legs build, for a request that has just
 // called onchainLegs: OnchainLabels would check the files' signature a second time
-// (a glob over every transfer partition, about 2 ms on the medium lake).
-func (q *Queries) legsLabels() map[string]Label {
+// (a glob over every transfer partition, about 2 ms on the medium lake). Look labels up
+// at the request's clock (labelIndex.at).
+func (q *Queries) legsLabels() labelIndex {
 	v, ok := q.ext.Load(legsKey{})
 	if !ok {
 		return nil

@@ -227,7 +227,8 @@ func (q *Queries) OnchainTrace(ctx context.Context, p OnchainTraceParams) (Trace
 		g.Nodes[i].TotalVolumeUSD = usd(vol[i])
 		g.Stats.MaxDepthReached = max(g.Stats.MaxDepthReached, g.Nodes[i].Depth)
 	}
-	labels, err := q.OnchainLabels(ctx, addrs)
+	// Labels as the cascade stood at the board hour the pairs are built at.
+	labels, err := q.OnchainLabels(ctx, addrs, ocBoardHour(q.Now()))
 	if err != nil {
 		return g, err
 	}

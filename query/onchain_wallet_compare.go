@@ -1,6 +1,8 @@
 package query
 
 import (
+	"time"
+
 	"context"
 
 	sqlfiles "mdq/sql"
@@ -88,15 +90,15 @@ func (q *Queries) onchainWalletCompareSQL(ctx context.Context, out WalletCompare
 	if err := rows.Err(); err != nil {
 		return out, wrap(ctx, "onchain wallet compare", err)
 	}
-	return q.finishCompare(ctx, out)
+	return q.finishCompare(ctx, out, time.UnixMicro(until))
 }
 
 // finishCompare adds the shared counterparties' cascade labels and the shared tokens'
 // symbols.
-func (q *Queries) finishCompare(ctx context.Context, out WalletCompare) (WalletCompare, error) {
+func (q *Queries) finishCompare(ctx context.Context, out WalletCompare, at time.Time) (WalletCompare, error) {
 	labels := q.legsLabels()
 	for i := range out.SharedCounterparties {
-		if l, ok := labels[out.SharedCounterparties[i].Address]; ok {
+		if l, ok := labels.at(out.SharedCounterparties[i].Address, at); ok {
 			e := l.Entity
 			out.SharedCounterparties[i].Label = &e
 		}

@@ -60,14 +60,15 @@ func (q *Queries) onchainWalletCounterpartiesSQL(ctx context.Context, chain, add
 	if err := rows.Err(); err != nil {
 		return nil, wrap(ctx, "onchain wallet counterparties", err)
 	}
-	return q.labelCounterparties(items), nil
+	return q.labelCounterparties(items, time.UnixMicro(until)), nil
 }
 
-// labelCounterparties adds the cascade labels from the in-memory map.
-func (q *Queries) labelCounterparties(items []Counterparty) []Counterparty {
+// labelCounterparties adds the cascade labels from the in-memory index, as the cascade
+// stood at at (the window's end: the clock).
+func (q *Queries) labelCounterparties(items []Counterparty, at time.Time) []Counterparty {
 	labels := q.legsLabels()
 	for i := range items {
-		if l, ok := labels[items[i].Address]; ok {
+		if l, ok := labels.at(items[i].Address, at); ok {
 			e, wt := l.Entity, l.WalletType
 			items[i].Label, items[i].WalletType = &e, &wt
 		}

@@ -2,6 +2,7 @@ package query
 
 import (
 	"context"
+	"database/sql"
 	"math"
 	"sort"
 	"strings"
@@ -139,7 +140,12 @@ func (q *Queries) perpdexBoardOf(ctx context.Context, window string) (*pdBoard, 
 		if err := q.perpdexCohortsEnsure(ctx); err != nil {
 			return nil, err
 		}
-		entries, err := q.perpdexComputeBoard(ctx, window, PerpdexWindowStart(window, at), at)
+		// Today's labels as they stood at the board hour (perpdex_cohorts_at.go).
+		lab, err := q.perpdexLabelsAt(ctx, at)
+		if err != nil {
+			return nil, err
+		}
+		entries, err := q.perpdexComputeBoard(ctx, window, PerpdexWindowStart(window, at), at, lab.current)
 		if err != nil {
 			return nil, err
 		}
@@ -209,26 +215,30 @@ func pdPtr(x float64, places int) *float64 { r := Round(x, places); return &r }
 // once; every figure is per wallet, so the rows are those of one pass over all wallets.
 // Each bucket's rows are published as perpdex_board (board = window.bucket) for the
 // board hour end, and read back from there while the sources stay the same.
-func (q *Queries) perpdexComputeBoard(ctx context.Context, window string, start, end time.Time) ([]pdBoardEntry, error) {
+func (q *Queries) perpdexComputeBoard(ctx context.Context, window string, start, end time.Time, labels sql.NullTime) ([]pdBoardEntry, error) {
 	sig, err := q.boardSig(perpdexBoardSources...)
 	if err != nil {
 		return nil, &StoreError{Op: "perpdex board", Err: err}
+	}
+	// The labels' snapshot is part of what the board was computed from.
+	if labels.Valid {
+		sig += "|labels " + labels.Time.UTC().Format(time.RFC3339Nano)
 	}
 	out := []pdBoardEntry{}
 	for _, b := range closedTradeBuckets {
 		lo, hi := bucketRange(b)
 		var err error
-		if out, err = q.perpdexBoardBucket(ctx, out, window+"."+b, sig, start, end, lo, hi); err != nil {
+		if out, err = q.perpdexBoardBucket(ctx, out, window+"."+b, sig, start, end, lo, hi, labels); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
 }
 
-func (q *Queries) perpdexBoardBucket(ctx context.Context, out []pdBoardEntry, board, sig string, start, end time.Time, lo, hi string) ([]pdBoardEntry, error) {
+func (q *Queries) perpdexBoardBucket(ctx context.Context, out []pdBoardEntry, board, sig string, start, end time.Time, lo, hi string, labels sql.NullTime) ([]pdBoardEntry, error) {
 	ctx, cancel := q.ctx(ctx)
 	defer cancel()
-	rows, err := q.boardRows(ctx, lake.PerpdexBoard, board, end, sig, nil, perpdexBoardSQL, start, end, lo, hi)
+	rows, err := q.boardRows(ctx, lake.PerpdexBoard, board, end, sig, nil, perpdexBoardSQL, start, end, lo, hi, labels)
 	if err != nil {
 		return nil, wrap(ctx, "perpdex board", err)
 	}

@@ -62,13 +62,17 @@ func (q *Queries) PerpdexCohorts(ctx context.Context, p PerpdexCohortsParams) (C
 	if err := q.perpdexCohortsEnsure(ctx); err != nil {
 		return page, err
 	}
+	lab, err := q.perpdexLabelsAt(ctx, q.Now())
+	if err != nil {
+		return page, err
+	}
 	ctx, cancel := q.ctx(ctx)
 	defer cancel()
 	var aT, aC, aK any
 	if p.After != nil {
 		aT, aC, aK = p.After.TS, p.After.Coin, p.After.Cohort
 	}
-	rows, err := q.db.QueryContext(ctx, perpdexCohortsSQL, pdNullStr(p.Coin), p.Axis, p.Start, p.End, aT, aC, aK, p.Limit+1)
+	rows, err := q.db.QueryContext(ctx, perpdexCohortsSQL, pdNullStr(p.Coin), p.Axis, p.Start, p.End, aT, aC, aK, p.Limit+1, lab.current, lab.hourlyUntil)
 	if err != nil {
 		return page, wrap(ctx, "perpdex cohorts", err)
 	}

@@ -62,11 +62,14 @@ func (q *Queries) PerpdexPositions(ctx context.Context, coin, side string, limit
 	if err := q.perpdexCohortsEnsure(ctx); err != nil {
 		return page, err
 	}
+	lab, err := q.perpdexLabelsAt(ctx, q.Now())
+	if err != nil {
+		return page, err
+	}
 	ctx, cancel := q.ctx(ctx)
 	defer cancel()
-	var err error
 	page.Positions, page.Next, err = keysetPage(ctx, q.db, "perpdex positions", perpdexPositionsSQL, limit,
-		[]any{pdNullStr(coin), sign, q.Now(), aV, aC, aW}, func(rows *sql.Rows) (VenuePosition, PositionKey, error) {
+		[]any{pdNullStr(coin), sign, q.Now(), aV, aC, aW, lab.current}, func(rows *sql.Rows) (VenuePosition, PositionKey, error) {
 			var (
 				r      VenuePosition
 				ts     time.Time

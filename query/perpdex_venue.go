@@ -88,6 +88,10 @@ func (q *Queries) PerpdexLiquidations(ctx context.Context, p PerpdexLiquidations
 	if err := q.perpdexCohortsEnsure(ctx); err != nil {
 		return page, err
 	}
+	lab, err := q.perpdexLabelsAt(ctx, q.Now())
+	if err != nil {
+		return page, err
+	}
 	ctx, cancel := q.ctx(ctx)
 	defer cancel()
 	var aT, aTid, aW any
@@ -95,7 +99,7 @@ func (q *Queries) PerpdexLiquidations(ctx context.Context, p PerpdexLiquidations
 		aT, aTid, aW = p.After.Time, p.After.Tid, p.After.Wallet
 	}
 	rows, err := q.db.QueryContext(ctx, perpdexLiquidationsSQL, pdNullStr(p.Coin), pdNullStr(p.Wallet), p.Start, p.End,
-		pdNullStr(p.Direction), aT, aTid, aW, p.Limit+1)
+		pdNullStr(p.Direction), aT, aTid, aW, p.Limit+1, lab.current, lab.hourlyUntil)
 	if err != nil {
 		return page, wrap(ctx, "perpdex liquidations", err)
 	}
@@ -299,6 +303,10 @@ func (q *Queries) PerpdexHypeHolders(ctx context.Context, desc bool, afterRank i
 	if err := q.perpdexCohortsEnsure(ctx); err != nil {
 		return page, err
 	}
+	lab, err := q.perpdexLabelsAt(ctx, q.Now())
+	if err != nil {
+		return page, err
+	}
 	ctx, cancel := q.ctx(ctx)
 	defer cancel()
 	var price sql.NullFloat64
@@ -308,7 +316,7 @@ func (q *Queries) PerpdexHypeHolders(ctx context.Context, desc bool, afterRank i
 	if price.Valid {
 		page.HypePriceUsd = &price.Float64
 	}
-	rows, err := q.db.QueryContext(ctx, perpdexHoldersSQL, desc, afterRank, limit, q.Now())
+	rows, err := q.db.QueryContext(ctx, perpdexHoldersSQL, desc, afterRank, limit, q.Now(), lab.current)
 	if err != nil {
 		return page, wrap(ctx, "perpdex hype holders", err)
 	}

@@ -66,6 +66,10 @@ func (q *Queries) PerpdexWallet(ctx context.Context, wallet string) (WalletOverv
 	if err := q.perpdexCohortsEnsure(ctx); err != nil {
 		return out, err
 	}
+	lab, err := q.perpdexLabelsAt(ctx, q.Now())
+	if err != nil {
+		return out, err
+	}
 	ctx, cancel := q.ctx(ctx)
 	defer cancel()
 	var (
@@ -74,7 +78,7 @@ func (q *Queries) PerpdexWallet(ctx context.Context, wallet string) (WalletOverv
 		sc, pc, pt, st                       sql.NullString
 		l                                    = &out.Lifetime
 	)
-	err := q.db.QueryRowContext(ctx, perpdexWalletSQL, wallet, q.Now()).Scan(&acctTS, &av, &ntl, &mu, &batch,
+	err = q.db.QueryRowContext(ctx, perpdexWalletSQL, wallet, q.Now(), lab.current).Scan(&acctTS, &av, &ntl, &mu, &batch,
 		&out.OpenPositions, &out.UnrealizedPnl, &out.PositionsNotional,
 		&l.Fills, &first, &last, &l.VolumeUsd, &l.Fees, &l.ClosedPnl, &l.Liquidations, &l.Coins,
 		&l.FundingPayment, &l.FundingUsd, &l.LedgerEvents, &l.DepositUsd, &l.WithdrawUsd, &l.SendInUsd, &l.SendOutUsd,

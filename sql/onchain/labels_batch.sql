@@ -6,7 +6,7 @@
 -- $1 since (epoch us, exclusive), $2 until (epoch us, inclusive).
 WITH lab AS (
     SELECT address, entity, wallet_type, confidence, risk_flag
-    FROM onchain_labels_mem
+    FROM onchain_labels_at(make_timestamp($2)) -- labels observed by then
 ),
 act AS (
     SELECT wallet AS address,

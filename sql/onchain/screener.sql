@@ -16,7 +16,7 @@
 -- $1 chain, $2 first date (YYYY-MM-DD, inclusive), $3 until (epoch us, inclusive),
 -- $4 smart_money_only, $5 cohort PnL floor (USD).
 WITH venues AS (
-    SELECT address FROM onchain_labels_mem WHERE venue
+    SELECT address FROM onchain_labels_at(make_timestamp($3)) WHERE venue -- labels observed by then
 ),
 cohort AS (
     -- Materialised once per (chain, board hour) by smart_cohort.sql; $5 is unused here.

@@ -8,7 +8,7 @@
 -- inclusive), $3 cohort PnL floor (USD).
 INSERT INTO onchain_cohort_mem
 WITH venues AS (
-    SELECT address FROM onchain_labels_mem WHERE venue
+    SELECT address FROM onchain_labels_at(make_timestamp($2)) WHERE venue -- labels observed by then
 ),
 wt AS (
     SELECT wallet AS w, token,

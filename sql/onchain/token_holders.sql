@@ -22,5 +22,5 @@ SELECT h.token, h.address, lab.entity, h.inflow::DOUBLE, h.outflow::DOUBLE, h.ne
 FROM h
 LEFT JOIN (SELECT token_address AS token, address, balance FROM onchain_balances_mem
            WHERE chain = $1 AND as_of <= make_timestamp($2)) bal USING (token, address) -- balances read by then
-LEFT JOIN onchain_labels_mem lab USING (address)
+LEFT JOIN onchain_labels_at(make_timestamp($2)) lab USING (address) -- labels observed by then
 ORDER BY h.token, round(h.inflow, 2) - round(h.outflow, 2) DESC, h.address;

@@ -38,5 +38,5 @@ top AS (
 )
 SELECT top.address, top.bought::DOUBLE, top.sold::DOUBLE, top.usd_spent::DOUBLE, top.usd_received::DOUBLE,
        array_to_string(top.chains, ','), lab.entity
-FROM top LEFT JOIN onchain_labels_mem lab USING (address)
+FROM top LEFT JOIN onchain_labels_at(make_timestamp($4)) lab USING (address) -- labels observed by then
 ORDER BY (CASE WHEN $5 = 'bought' THEN top.bought ELSE top.sold END) DESC, top.address;

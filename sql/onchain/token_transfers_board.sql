@@ -26,5 +26,5 @@ tabs AS (
 )
 SELECT t.token, t.tab, t.address, t.bought::DOUBLE, t.sold::DOUBLE, t.usd_spent::DOUBLE, t.usd_received::DOUBLE,
        $1 AS chains, lab.entity
-FROM tabs t LEFT JOIN onchain_labels_mem lab USING (address)
+FROM tabs t LEFT JOIN onchain_labels_at(make_timestamp($3)) lab USING (address) -- labels observed by then
 ORDER BY t.token, t.tab, (CASE WHEN t.tab = 'bought' THEN t.bought ELSE t.sold END) DESC, t.address;

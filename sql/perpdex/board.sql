@@ -3,7 +3,9 @@
 -- $1 window start (inclusive), $2 window end (exclusive; the board hour), $3 <= wallet
 -- < $4: one bucket of wallets (query/perpdex_board.go runs the buckets in order and
 -- concatenates them, so one pass holds a sixteenth of the window's rows; every figure
--- is per wallet, so the rows are those of one pass over every wallet).
+-- is per wallet, so the rows are those of one pass over every wallet), $5 the snapshot
+-- whose today's labels the board shows (perpdex_cohorts_at: the newest at or before
+-- the board hour, query/perpdex_cohorts_at.go).
 WITH fw AS (
     SELECT wallet,
            sum(closed_pnl)              AS realized_gross,
@@ -143,5 +145,5 @@ LEFT JOIN lev USING (wallet)
 LEFT JOIN fund USING (wallet)
 LEFT JOIN flows USING (wallet)
 LEFT JOIN upnl USING (wallet)
-LEFT JOIN perpdex_cohorts_current cc USING (wallet)
+LEFT JOIN perpdex_cohorts_at($5::TIMESTAMP) cc USING (wallet)
 ORDER BY fw.wallet;

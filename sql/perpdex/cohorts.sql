@@ -3,7 +3,9 @@
 -- exactly on the hour. A position's label is the holder's published hourly label for
 -- that hour (point in time), else today's label, else unknown.
 -- $1 coin|NULL, $2 axis (size or pnl), $3 start, $4 end (inclusive),
--- $5..$7 keyset (ts, coin, cohort) or NULL, $8 limit.
+-- $5..$7 keyset (ts, coin, cohort) or NULL, $8 limit, $9 the snapshot of today's labels
+-- at the clock (perpdex_cohorts_at), $10 the newest hour labelled by the clock (hours
+-- published later read as not yet labelled; query/perpdex_cohorts_at.go).
 WITH p AS (
     SELECT snapshot_ts AS ts, wallet, coin, szi, position_value
     FROM perpdex_positions
@@ -16,8 +18,8 @@ WITH p AS (
                     CASE WHEN $2 = 'pnl' THEN c.pnl_cohort ELSE c.size_cohort END, 'unknown') AS cohort,
            h.wallet IS NOT NULL AS pit
     FROM p
-    LEFT JOIN perpdex_cohorts_hourly h ON h.hour_ts = p.ts AND h.wallet = p.wallet
-    LEFT JOIN perpdex_cohorts_current c ON c.wallet = p.wallet
+    LEFT JOIN perpdex_cohorts_hourly h ON h.hour_ts = p.ts AND h.wallet = p.wallet AND h.hour_ts <= $10::TIMESTAMP
+    LEFT JOIN perpdex_cohorts_at($9::TIMESTAMP) c ON c.wallet = p.wallet
 ), g AS (
     SELECT ts, coin, cohort,
            coalesce(sum(position_value) FILTER (WHERE szi > 0), 0) AS long_usd,

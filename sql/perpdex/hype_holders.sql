@@ -1,7 +1,8 @@
 -- PerpdexHypeHolders ranks HYPE holders by spot plus staked balance (the union of both
 -- sources), in the requested direction, with one HYPE price for every row.
 -- $1 descending (bool), $2 rank of the last row served (0 for the first page),
--- $3 limit, $4 store clock.
+-- $3 limit, $4 store clock, $5 the snapshot of today's labels at the clock
+-- (perpdex_cohorts_at, query/perpdex_cohorts_at.go).
 WITH b AS (
     SELECT wallet,
            coalesce(sum(amount) FILTER (WHERE source = 'spot'), 0)   AS spot,
@@ -25,5 +26,5 @@ SELECT page.wallet, page.rank, page.spot, page.staked, page.total, av.av, c.size
        (SELECT count(*) FROM r) AS n
 FROM page
 LEFT JOIN av USING (wallet)
-LEFT JOIN perpdex_cohorts_current c USING (wallet)
+LEFT JOIN perpdex_cohorts_at($5::TIMESTAMP) c USING (wallet)
 ORDER BY page.rank;

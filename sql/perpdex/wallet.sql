@@ -1,7 +1,8 @@
 -- PerpdexWallet returns one wallet's account overview: the latest account snapshot,
 -- its positions in the newest batch, lifetime fill, funding and ledger totals, closed
 -- trades and today's cohort labels. Nothing after the store clock counts.
--- $1 wallet, $2 store clock.
+-- $1 wallet, $2 store clock, $3 the snapshot of today's labels at the clock
+-- (perpdex_cohorts_at, query/perpdex_cohorts_at.go).
 WITH acct AS (
     SELECT max(snapshot_ts) AS ts, arg_max(account_value, snapshot_ts) AS av,
            arg_max(total_ntl_pos, snapshot_ts) AS ntl, arg_max(margin_used, snapshot_ts) AS mu
@@ -30,7 +31,7 @@ WITH acct AS (
     FROM perpdex_closed_trades WHERE wallet = $1 AND is_complete AND close_ts <= $2::TIMESTAMP
 ), coh AS (
     SELECT size_cohort, pnl_cohort, pnl_cohort_tag, style_cohort_tag, computed_at
-    FROM perpdex_cohorts_current WHERE wallet = $1
+    FROM perpdex_cohorts_at($3::TIMESTAMP) WHERE wallet = $1
 )
 SELECT acct.ts, acct.av, acct.ntl, acct.mu, batch.b, pos.n, pos.upnl, pos.ntl,
        fills.n, fills.first_ts, fills.last_ts, fills.vol, fills.fee, fills.cpnl, fills.liqs, fills.coins,
