@@ -206,13 +206,18 @@ func (q *Queries) publishClosedTrades(ctx context.Context, dates map[string]stri
 	// The new bucket files are staged outside the table's directory and renamed into
 	// place together once all are written, so that a cancelled publication leaves every
 	// previous file, not a mix of old and new buckets.
-	stageDir := filepath.Join(q.dir, filepath.FromSlash(closedTradesStaging))
-	if err := os.RemoveAll(stageDir); err != nil {
+	// The directory is this publication's own (another process may publish the same
+	// lake) and hidden (no table glob matches it).
+	if err := os.MkdirAll(filepath.Join(q.dir, "perpdex"), 0o755); err != nil {
+		return &StoreError{Op: op, Err: err}
+	}
+	stageDir, err := os.MkdirTemp(filepath.Join(q.dir, "perpdex"), closedTradesStaging)
+	if err != nil {
 		return &StoreError{Op: op, Err: err}
 	}
 	defer os.RemoveAll(stageDir)
 	stage := *lake.PerpdexClosedTrades
-	stage.Prefix = closedTradesStaging
+	stage.Prefix = "perpdex/" + filepath.Base(stageDir)
 	staged := map[string]bool{}
 	for i, b := range closedTradeBuckets {
 		if closedTradesTestHook != nil {
@@ -230,7 +235,7 @@ func (q *Queries) publishClosedTrades(ctx context.Context, dates map[string]stri
 			}
 		}
 		if _, err := conn.ExecContext(ctx, "CREATE OR REPLACE TEMP TABLE ct_parts AS\n"+perpdexClosedTradesPartsSQL,
-			lo, hi, fromTS, closedTradesEnd, newestTS); err != nil {
+			lo, hi, fromTS, closedTradesEnd, newestTS, fromTS.Format(time.DateOnly)); err != nil {
 			return wrap(ctx, op, err)
 		}
 		n, err := lake.CopyQuery(ctx, conn, q.dir, &stage, []string{b}, perpdexClosedTradesMergeSQL, lo, hi)
@@ -283,9 +288,10 @@ func (q *Queries) publishClosedTrades(ctx context.Context, dates map[string]stri
 	return nil
 }
 
-// closedTradesStaging is where a publication writes the new bucket files before it
-// renames them into perpdex/closed_trades (a hidden directory no table glob matches).
-const closedTradesStaging = "perpdex/.closed_trades_staging"
+// closedTradesStaging starts the name of the directory (under perpdex/) where a
+// publication writes the new bucket files before it renames them into
+// perpdex/closed_trades.
+const closedTradesStaging = ".closed_trades_staging-"
 
 // closedTradesTestHook, when set (tests), is called before each bucket (0..15), after
 // the last (16) and after the checkpoint is written (17).

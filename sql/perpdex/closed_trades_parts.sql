@@ -4,7 +4,8 @@
 -- beginning of time for a full build) and at or before $4, continued from the
 -- checkpoint at $3 (ct_cp_in: per (wallet, asset) with fills before $3, its latest
 -- trade's number and partial sums), aggregated per trade and side of $5 (the start of
--- the newest fills date: the legs before it make the next checkpoint). A pair in the
+-- the newest fills date: the legs before it make the next checkpoint); $6 is $3's date
+-- (the fills partitions read: a date's file holds that date's fills). A pair in the
 -- checkpoint continues its trade: its first fill here is not its first fill ever, and
 -- its trades are numbered on from the checkpoint's. The checkpoint rows are returned
 -- too, as parts before $5, so a trade's parts sum to the whole of it.
@@ -15,7 +16,7 @@ WITH cp AS (
            start_position + CASE WHEN side = 'B' THEN sz ELSE -sz END AS end_position,
            row_number() OVER (PARTITION BY wallet, coin ORDER BY time, tid) AS rn
     FROM perpdex_fills
-    WHERE sz > 0 AND wallet >= $1 AND wallet < $2 AND date >= CAST($3 AS DATE) AND time >= $3 AND time <= $4
+    WHERE sz > 0 AND wallet >= $1 AND wallet < $2 AND date >= CAST($6 AS DATE) AND time >= $3 AND time <= $4
 ), g AS (
     SELECT f.*,
            coalesce(cp.trade_no, 0) AS base,
