@@ -47,8 +47,11 @@ var PerpdexCohortsCurrent = Register(&Table{
 // change trades that opened before it: the publication restarts from the checkpoint
 // (PerpdexClosedTradesCheckpoint) at or before the earliest changed day, keeps the
 // trades that were over before it and recomputes the rest from the fills from there.
+// Each bucket has two segments (files): history, the trades over before a split date,
+// rewritten only every few days, and recent, the others, rewritten at each
+// publication, so a new day costs the open trades rather than the whole table.
 var PerpdexClosedTrades = Register(&Table{
-	Name: "perpdex_closed_trades", Area: "perpdex", Prefix: "perpdex/closed_trades", Partitions: []string{"bucket"}, File: "closed_trades.parquet", Derived: true,
+	Name: "perpdex_closed_trades", Area: "perpdex", Prefix: "perpdex/closed_trades", Partitions: []string{"bucket", "segment"}, File: "closed_trades.parquet", Derived: true,
 	Doc: "Derived from perpdex_fills (sql/perpdex/closed_trades.sql; published incrementally by closed_trades_parts.sql and closed_trades_merge.sql from perpdex_closed_trades_checkpoint): trades reconstructed from fills, flips split, open trades included (is_complete false, close_ts their latest fill).",
 	Columns: []Column{
 		{"wallet", "VARCHAR", "0x hex", "trader"},

@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -177,7 +178,20 @@ func (l *ctLakes) publish(what string) ClosedTradesPublication {
 // which equals closed_trades.sql run on all of them: a new day, a day that arrives
 // after a later one, a corrected day, a removed day, and a change older than every
 // checkpoint (a full rebuild).
+// Run with the history segment split every few days (most publications rewrite the
+// recent segment only) and at every publication (both segments, the split moving
+// forward and, for a late day, back).
 func TestPerpdexClosedTradesIncremental(t *testing.T) {
+	for _, days := range []int{7, 0} {
+		t.Run(fmt.Sprintf("split every %d days", days), func(t *testing.T) {
+			defer func(d int) { closedTradesCompactDays = d }(closedTradesCompactDays)
+			closedTradesCompactDays = days
+			testClosedTradesIncremental(t, days == 0)
+		})
+	}
+}
+
+func testClosedTradesIncremental(t *testing.T, alwaysCompact bool) {
 	l := newCTLakes(t)
 	n := len(l.dates)
 	d := func(i int) string { return l.dates[n-i] } // d(1) is the newest
@@ -204,11 +218,19 @@ func TestPerpdexClosedTradesIncremental(t *testing.T) {
 		{"corrected old day " + l.dates[n/2], func() { l.correct(l.dates[n/2]) }, ""},
 		{"day back after a full rebuild " + d(1), func() { l.restore(d(1)) }, d(2)},
 	}
+	compacted := 0
 	for _, s := range steps {
 		s.change()
-		if p := l.publish(s.name); p.From != s.from {
+		p := l.publish(s.name)
+		if p.From != s.from {
 			t.Fatalf("%s: restarted from %q, want %q", s.name, p.From, s.from)
 		}
+		if p.Compact && p.From != "" {
+			compacted++
+		}
+	}
+	if alwaysCompact != (compacted > 2) {
+		t.Fatalf("%d incremental publications rewrote both segments", compacted)
 	}
 	direct = ctRows(t, l.full, "SELECT "+ctRowCols+" FROM ("+strings.TrimRight(strings.TrimSpace(perpdexClosedTradesSQL), ";")+") ct",
 		"0x", "0y", closedTradesEnd)

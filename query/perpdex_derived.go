@@ -51,13 +51,23 @@ var (
 	perpdexClosedTradesMergeSQL = sqlfiles.MustRead("perpdex/closed_trades_merge.sql")
 	perpdexClosedTradesCpSQL    = sqlfiles.MustRead("perpdex/closed_trades_checkpoint.sql")
 	perpdexClosedTradesKeptSQL  = sqlfiles.MustRead("perpdex/closed_trades_old_kept.sql")
+	perpdexClosedTradesSplitSQL = sqlfiles.MustRead("perpdex/closed_trades_split.sql")
 )
 
 // ctSources is the sidecar of the closed trades.
 type ctSources struct {
 	Dates map[string]string `json:"dates"`          // fills date -> file signature
 	From  string            `json:"from,omitempty"` // recompute from this date on
+	// History is the date the history segment was split at: it holds exactly the
+	// trades over before it, the recent segment the others. "" while unknown (a
+	// publication renaming its files), so the next one rewrites both.
+	History string `json:"history,omitempty"`
 }
+
+// closedTradesCompactDays bounds the recent segment: a publication restarting more
+// than this many days after the history split (or before it) rewrites both segments
+// and splits at the newest date; otherwise it rewrites only the recent one.
+var closedTradesCompactDays = 7 // tests set 0 (compact whenever possible)
 
 var closedTradesLocks sync.Map // lake dir -> *sync.Mutex
 
@@ -88,9 +98,10 @@ func (q *Queries) PerpdexRefreshDerived(ctx context.Context) error {
 
 // ClosedTradesPublication reports one publication of the closed trades.
 type ClosedTradesPublication struct {
-	Wrote bool          // the files were rewritten
-	From  string        // the restart date; "" for a full rebuild
-	Took  time.Duration // wall time of the writing
+	Wrote   bool          // the files were rewritten
+	From    string        // the restart date; "" for a full rebuild
+	Compact bool          // both segments were rewritten (else only the recent one)
+	Took    time.Duration // wall time of the writing
 }
 
 // PublishPerpdexClosedTrades writes perpdex_closed_trades from the fills when they
@@ -139,7 +150,7 @@ func (q *Queries) PublishPerpdexClosedTradesFrom(ctx context.Context) (ClosedTra
 			return p, &StoreError{Op: op, Err: err}
 		}
 	} else {
-		kept := ctSources{Dates: map[string]string{}, From: from}
+		kept := ctSources{Dates: map[string]string{}, From: from, History: side.History}
 		for d, s := range dates {
 			if d < from {
 				kept.Dates[d] = s
@@ -149,28 +160,42 @@ func (q *Queries) PublishPerpdexClosedTradesFrom(ctx context.Context) (ClosedTra
 			return p, &StoreError{Op: op, Err: err}
 		}
 	}
-	if err := q.publishClosedTrades(ctx, dates, from); err != nil {
+	compact := from == "" || side.History == "" || from < side.History
+	if !compact {
+		h, _ := time.Parse(time.DateOnly, side.History)
+		c, _ := time.Parse(time.DateOnly, from)
+		compact = c.Sub(h) > time.Duration(closedTradesCompactDays)*24*time.Hour
+	}
+	history, err := q.publishClosedTrades(ctx, sidecar, dates, from, compact)
+	if err != nil {
 		return p, err
 	}
-	if err := writeCTSources(sidecar, ctSources{Dates: dates}); err != nil {
+	if !compact {
+		history = side.History
+	}
+	if err := writeCTSources(sidecar, ctSources{Dates: dates, History: history}); err != nil {
 		return p, &StoreError{Op: op, Err: err}
 	}
-	p = ClosedTradesPublication{Wrote: true, From: from, Took: time.Since(start)}
+	p = ClosedTradesPublication{Wrote: true, From: from, Compact: compact, Took: time.Since(start)}
 	if err := q.Reload(ctx); err != nil { // the view of the first published file
 		return p, wrap(ctx, op, err)
 	}
 	return p, nil
 }
 
-// publishClosedTrades rewrites the sixteen bucket files from the date from ("" for
-// every fill) and writes the checkpoint of the newest fills date. It runs on one
-// connection, whose temporary tables hold the checkpoint read, each bucket's parts
-// and the checkpoint being built.
-func (q *Queries) publishClosedTrades(ctx context.Context, dates map[string]string, from string) error {
+// publishClosedTrades rewrites the bucket files from the date from ("" for every fill)
+// and writes the checkpoint of the newest fills date. Each bucket has two segments:
+// history (the trades over before the split date) and recent (the others). Without
+// compact only the recent segment is rewritten (its trades over before from kept, the
+// rest recomputed), so a new day costs the open trades, not the whole table; with
+// compact both are, split at the newest date, which it returns. It runs on one
+// connection, whose temporary tables hold the checkpoint read, each bucket's parts,
+// the trades kept and the checkpoint being built.
+func (q *Queries) publishClosedTrades(ctx context.Context, sidecar string, dates map[string]string, from string, compact bool) (string, error) {
 	const op = "perpdex closed trades"
 	conn, err := q.db.Conn(ctx)
 	if err != nil {
-		return wrap(ctx, op, err)
+		return "", wrap(ctx, op, err)
 	}
 	defer conn.Close()
 	fromTS := time.Unix(0, 0).UTC()
@@ -193,14 +218,14 @@ func (q *Queries) publishClosedTrades(ctx context.Context, dates map[string]stri
 	}
 	for _, s := range stmts {
 		if _, err := conn.ExecContext(ctx, s); err != nil {
-			return wrap(ctx, op, err)
+			return "", wrap(ctx, op, err)
 		}
 	}
 	if from != "" {
 		rel, _ := lake.PerpdexClosedTradesCheckpoint.Path(from)
 		if _, err := conn.ExecContext(ctx, "INSERT INTO ct_cp_in BY NAME SELECT * EXCLUDE (sources) FROM read_parquet($1, hive_partitioning = false)",
 			filepath.Join(q.dir, filepath.FromSlash(rel))); err != nil {
-			return wrap(ctx, op, err)
+			return "", wrap(ctx, op, err)
 		}
 	}
 	// The new bucket files are staged outside the table's directory and renamed into
@@ -209,42 +234,61 @@ func (q *Queries) publishClosedTrades(ctx context.Context, dates map[string]stri
 	// The directory is this publication's own (another process may publish the same
 	// lake) and hidden (no table glob matches it).
 	if err := os.MkdirAll(filepath.Join(q.dir, "perpdex"), 0o755); err != nil {
-		return &StoreError{Op: op, Err: err}
+		return "", &StoreError{Op: op, Err: err}
 	}
 	stageDir, err := os.MkdirTemp(filepath.Join(q.dir, "perpdex"), closedTradesStaging)
 	if err != nil {
-		return &StoreError{Op: op, Err: err}
+		return "", &StoreError{Op: op, Err: err}
 	}
 	defer os.RemoveAll(stageDir)
 	stage := *lake.PerpdexClosedTrades
 	stage.Prefix = "perpdex/" + filepath.Base(stageDir)
-	staged := map[string]bool{}
+	segments := []string{ctRecent}
+	if compact {
+		segments = []string{ctHistory, ctRecent}
+	}
+	staged := map[[2]string]bool{} // (bucket, segment) rewritten -> a file was written
 	for i, b := range closedTradeBuckets {
 		if closedTradesTestHook != nil {
 			closedTradesTestHook(i)
 		}
 		lo, hi := bucketRange(b)
-		rel, _ := lake.PerpdexClosedTrades.Path(b)
-		path := filepath.Join(q.dir, filepath.FromSlash(rel))
 		if _, err := conn.ExecContext(ctx, "DELETE FROM ct_old_kept"); err != nil {
-			return wrap(ctx, op, err)
+			return "", wrap(ctx, op, err)
 		}
-		if _, err := os.Stat(path); from != "" && err == nil {
-			if _, err := conn.ExecContext(ctx, "INSERT INTO ct_old_kept BY NAME\n"+perpdexClosedTradesKeptSQL, path); err != nil {
-				return wrap(ctx, op, err)
+		for _, seg := range segments { // the segments rewritten: their trades that stay
+			rel, _ := lake.PerpdexClosedTrades.Path(b, seg)
+			path := filepath.Join(q.dir, filepath.FromSlash(rel))
+			if _, err := os.Stat(path); from != "" && err == nil {
+				if _, err := conn.ExecContext(ctx, "INSERT INTO ct_old_kept BY NAME\n"+perpdexClosedTradesKeptSQL, path); err != nil {
+					return "", wrap(ctx, op, err)
+				}
 			}
 		}
 		if _, err := conn.ExecContext(ctx, "CREATE OR REPLACE TEMP TABLE ct_parts AS\n"+perpdexClosedTradesPartsSQL,
 			lo, hi, fromTS, closedTradesEnd, newestTS, fromTS.Format(time.DateOnly)); err != nil {
-			return wrap(ctx, op, err)
+			return "", wrap(ctx, op, err)
 		}
-		n, err := lake.CopyQuery(ctx, conn, q.dir, &stage, []string{b}, perpdexClosedTradesMergeSQL, lo, hi)
-		if err != nil {
-			return wrap(ctx, op, err)
-		}
-		staged[b] = n > 0 // no wallet of the bucket traded: no file
 		if _, err := conn.ExecContext(ctx, "INSERT INTO ct_cp_out BY NAME\n"+perpdexClosedTradesCpSQL); err != nil {
-			return wrap(ctx, op, err)
+			return "", wrap(ctx, op, err)
+		}
+		if !compact {
+			n, err := lake.CopyQuery(ctx, conn, q.dir, &stage, []string{b, ctRecent}, perpdexClosedTradesMergeSQL, lo, hi)
+			if err != nil {
+				return "", wrap(ctx, op, err)
+			}
+			staged[[2]string{b, ctRecent}] = n > 0
+		} else {
+			if _, err := conn.ExecContext(ctx, "CREATE OR REPLACE TEMP TABLE ct_merged AS\n"+perpdexClosedTradesMergeSQL, lo, hi); err != nil {
+				return "", wrap(ctx, op, err)
+			}
+			for _, seg := range segments {
+				n, err := lake.CopyQuery(ctx, conn, q.dir, &stage, []string{b, seg}, perpdexClosedTradesSplitSQL, seg == ctHistory)
+				if err != nil {
+					return "", wrap(ctx, op, err)
+				}
+				staged[[2]string{b, seg}] = n > 0 // no trade: no file
+			}
 		}
 	}
 	if closedTradesTestHook != nil {
@@ -255,38 +299,63 @@ func (q *Queries) publishClosedTrades(ctx context.Context, dates map[string]stri
 	// written before the files it goes with.
 	if newest != "" && newest != from {
 		if err := q.writeClosedTradesCheckpoint(ctx, conn, dates, newest); err != nil {
-			return err
+			return "", err
 		}
 	}
 	if closedTradesTestHook != nil {
 		closedTradesTestHook(len(closedTradeBuckets) + 1)
 	}
 	if err := ctx.Err(); err != nil {
-		return wrap(ctx, op, err)
+		return "", wrap(ctx, op, err)
 	}
-	// No cancellation from here: sixteen renames.
-	for _, b := range closedTradeBuckets {
-		rel, _ := lake.PerpdexClosedTrades.Path(b)
+	// From here the files change: until the sidecar is complete, the next publication
+	// must not trust the split (a crash may leave some files renamed).
+	if compact {
+		b, err := os.ReadFile(sidecar)
+		var side ctSources
+		if err == nil && json.Unmarshal(b, &side) == nil && side.Dates != nil {
+			side.History = ""
+			err = writeCTSources(sidecar, side)
+		}
+		if err != nil && !os.IsNotExist(err) {
+			return "", &StoreError{Op: op, Err: err}
+		}
+	}
+	// No cancellation from here: renames.
+	if from == "" { // files of the one-file-per-bucket layout of an older mdq
+		old, _ := filepath.Glob(filepath.Join(q.dir, "perpdex", "closed_trades", "bucket=*", lake.PerpdexClosedTrades.File))
+		for _, f := range old {
+			os.Remove(f)
+		}
+	}
+	for key, wrote := range staged {
+		rel, _ := lake.PerpdexClosedTrades.Path(key[0], key[1])
 		path := filepath.Join(q.dir, filepath.FromSlash(rel))
-		if !staged[b] {
+		if !wrote {
 			if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
-				return &StoreError{Op: op, Err: err}
+				return "", &StoreError{Op: op, Err: err}
 			}
 			continue
 		}
-		srel, _ := stage.Path(b)
+		srel, _ := stage.Path(key[0], key[1])
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return &StoreError{Op: op, Err: err}
+			return "", &StoreError{Op: op, Err: err}
 		}
 		if err := os.Rename(filepath.Join(q.dir, filepath.FromSlash(srel)), path); err != nil {
-			return &StoreError{Op: op, Err: err}
+			return "", &StoreError{Op: op, Err: err}
 		}
 		if err := lake.SyncDir(filepath.Dir(path)); err != nil {
-			return &StoreError{Op: op, Err: err}
+			return "", &StoreError{Op: op, Err: err}
 		}
 	}
-	return nil
+	return newest, nil
 }
+
+// The segments of a bucket of perpdex_closed_trades.
+const (
+	ctHistory = "history"
+	ctRecent  = "recent"
+)
 
 // closedTradesStaging starts the name of the directory (under perpdex/) where a
 // publication writes the new bucket files before it renames them into
