@@ -67,6 +67,10 @@ type ctSources struct {
 // closedTradesCompactDays bounds the recent segment: a publication restarting more
 // than this many days after the history split (or before it) rewrites both segments
 // and splits at the newest date; otherwise it rewrites only the recent one.
+// closedTradesKeepCheckpoints is how many dates' checkpoints a publication keeps (the
+// newest): a day arriving up to that many days late restarts from one.
+const closedTradesKeepCheckpoints = 8
+
 var closedTradesCompactDays = 7 // tests set 0 (compact whenever possible)
 
 var closedTradesLocks sync.Map // lake dir -> *sync.Mutex
@@ -175,6 +179,13 @@ func (q *Queries) PublishPerpdexClosedTradesFrom(ctx context.Context) (ClosedTra
 	}
 	if err := writeCTSources(sidecar, ctSources{Dates: dates, History: history}); err != nil {
 		return p, &StoreError{Op: op, Err: err}
+	}
+	// Only the newest checkpoints are kept (each holds every traded pair, so they add
+	// up): a change older than all of them rebuilds from scratch.
+	if cps, err := lake.PerpdexClosedTradesCheckpoint.Files(q.dir); err == nil && len(cps) > closedTradesKeepCheckpoints {
+		for _, f := range cps[:len(cps)-closedTradesKeepCheckpoints] {
+			os.RemoveAll(filepath.Dir(f))
+		}
 	}
 	p = ClosedTradesPublication{Wrote: true, From: from, Compact: compact, Took: time.Since(start)}
 	if err := q.Reload(ctx); err != nil { // the view of the first published file
