@@ -260,7 +260,7 @@ func TestPerpdexClosedTradesCancelled(t *testing.T) {
 		if err == nil || !errors.Is(err, context.Canceled) && !strings.Contains(err.Error(), "cancel") {
 			t.Fatalf("cancelled at %d: %+v %v", at, p, err)
 		}
-		sameCT(t, "after a publication cancelled at step "+string(rune('a'+at)), publishedCT(t, l.inc), before)
+		sameCT(t, fmt.Sprintf("after a publication cancelled at step %d", at), publishedCT(t, l.inc), before)
 		if left, _ := filepath.Glob(filepath.Join(l.inc.dir, "perpdex", closedTradesStaging+"*")); len(left) > 0 {
 			t.Fatalf("cancelled at %d: staging left: %v", at, left)
 		}
