@@ -43,11 +43,16 @@ var PerpdexCohortsCurrent = Register(&Table{
 // wallet on one asset, sorted by wallet so that a per-wallet request reads one small
 // row group. Sixteen files, one per first hex digit of the wallet (bucket), each the
 // trades of its wallets (so the reconstruction runs on a sixteenth of the fills at a
-// time), republished when a fills file changes (a trade can span any number of days,
-// so a new day can change trades that opened before it).
+// time). A trade can span any number of days, so a new or changed day of fills can
+// change trades that opened before it: the publication restarts from the checkpoint
+// (PerpdexClosedTradesCheckpoint) at or before the earliest changed day, keeps the
+// trades that were over before it and recomputes the rest from the fills from there.
+// Each bucket has two segments (files): history, the trades over before a split date,
+// rewritten only every few days, and recent, the others, rewritten at each
+// publication, so a new day costs the open trades rather than the whole table.
 var PerpdexClosedTrades = Register(&Table{
-	Name: "perpdex_closed_trades", Area: "perpdex", Prefix: "perpdex/closed_trades", Partitions: []string{"bucket"}, File: "closed_trades.parquet", Derived: true,
-	Doc: "Derived from perpdex_fills (sql/perpdex/closed_trades.sql): trades reconstructed from fills, flips split, open trades included (is_complete false, close_ts their latest fill).",
+	Name: "perpdex_closed_trades", Area: "perpdex", Prefix: "perpdex/closed_trades", Partitions: []string{"bucket", "segment"}, File: "closed_trades.parquet", Derived: true,
+	Doc: "Derived from perpdex_fills (sql/perpdex/closed_trades.sql; published incrementally by closed_trades_parts.sql and closed_trades_merge.sql from perpdex_closed_trades_checkpoint): trades reconstructed from fills, flips split, open trades included (is_complete false, close_ts their latest fill).",
 	Columns: []Column{
 		{"wallet", "VARCHAR", "0x hex", "trader"},
 		{"asset", "VARCHAR", "", "coin, <dex>:<symbol> for builder-deployed markets"},
@@ -68,4 +73,43 @@ var PerpdexClosedTrades = Register(&Table{
 	SortBy:   []string{"wallet", "close_ts", "asset", "trade_no"},
 	RowGroup: 16384,
 	Routes:   []string{"/v1/perpdex/leaderboard", "/v1/perpdex/wallets/{address}/trades", "/v1/perpdex/wallets/{address}/trades/summary"},
+})
+
+// PerpdexClosedTradesCheckpoint is the state the closed-trade reconstruction carries
+// across days, so that publishing a new day reads that day's fills and not the whole
+// history: for each date, one row per (wallet, asset) with a fill before the date, the
+// partial aggregates of its latest trade (the one a fill on or after the date can
+// still extend) over its legs before the date. A publication writes the checkpoint of
+// the newest fills date; older ones stay, each valid while the fills files before its
+// date are those it was computed from (sources), so a day that arrives late or is
+// replaced restarts from the newest valid checkpoint at or before it.
+var PerpdexClosedTradesCheckpoint = Register(&Table{
+	Name: "perpdex_closed_trades_checkpoint", Area: "perpdex", Prefix: "perpdex/closed_trades_checkpoint", Partitions: []string{"date"}, File: "checkpoint.parquet", Derived: true,
+	Doc: "Derived with perpdex_closed_trades (sql/perpdex/closed_trades_checkpoint.sql): the state of each (wallet, asset)'s latest trade at the start of the date, from its legs before it; sums rather than averages, so that later legs add to them.",
+	Columns: []Column{
+		{"wallet", "VARCHAR", "0x hex", "trader"},
+		{"asset", "VARCHAR", "", "coin"},
+		{"trade_no", "BIGINT", "", "the trade's number (trades before it are over)"},
+		{"first_time", "TIMESTAMP", "UTC", "the trade's first leg (open_ts)"},
+		{"first_tid", "BIGINT", "", "its fill's trade id"},
+		{"first_ord", "INTEGER", "", "0 for a close leg, 1 for an open leg"},
+		{"first_dir", "INTEGER", "", "its direction: 1 long, -1 short"},
+		{"last_time", "TIMESTAMP", "UTC", "the trade's latest leg before the date"},
+		{"last_tid", "BIGINT", "", "its fill's trade id"},
+		{"last_ord", "INTEGER", "", "0 close, 1 open"},
+		{"last_pos", "DOUBLE", "tokens", "position size after it"},
+		{"open_notional", "DOUBLE", "USD", "sum of size times price of the opening legs; NULL without one"},
+		{"open_size", "DOUBLE", "tokens", "sum of the opening legs' sizes; NULL without one"},
+		{"close_notional", "DOUBLE", "USD", "the same for the closing legs"},
+		{"close_size", "DOUBLE", "tokens", "the same for the closing legs"},
+		{"max_size_token", "DOUBLE", "tokens", "largest position size"},
+		{"max_size_usd", "DOUBLE", "USD", "largest position size times price"},
+		{"volume_usd", "DOUBLE", "USD", "traded notional"},
+		{"realized_pnl", "DOUBLE", "USD", "closed PnL"},
+		{"total_fee", "DOUBLE", "USD", "fees"},
+		{"fill_count", "BIGINT", "", "legs"},
+		{"sources", "VARCHAR", "sha256 hex", "signature of the fills files before the date the row was computed from; a checkpoint whose signature is not the lake's is not used"},
+	},
+	SortBy: []string{"wallet", "asset"},
+	Routes: []string{"/v1/perpdex/leaderboard", "/v1/perpdex/wallets/{address}/trades"},
 })

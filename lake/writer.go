@@ -311,3 +311,6 @@ func CopyResult(ctx context.Context, db Execer, root string, t *Table, partVals 
 	}
 	return n, nil
 }
+
+// SyncDir makes a rename into dir durable (a publication that renames staged files).
+func SyncDir(dir string) error { return syncDir(dir) }

@@ -1,9 +1,11 @@
--- PublishPerpdexClosedTrades writes perpdex_closed_trades, the derived lake table of
--- trades reconstructed from fills (the writer sorts it by wallet and close time), one
--- bucket of wallets at a time: $1 <= wallet < $2 (a range the fills' wallet-sorted
--- row groups prune on), so one pass holds a sixteenth of the fills (one row per position cycle of a wallet on one asset).
--- $3: only fills at or before it (the publication passes the end of time; a per-wallet
--- read at a past clock passes that clock, so a trade still open then reads as it stood).
+-- The trades reconstructed from fills (one row per position cycle of a wallet on one
+-- asset), for the wallets $1 <= wallet < $2 (a range the fills' wallet-sorted row
+-- groups prune on), from their fills at or before $3: a per-wallet read at a past clock
+-- (closed_trades_wallet_at.sql) passes that clock, so a trade still open then reads as
+-- it stood. The published table perpdex_closed_trades holds the same trades for every
+-- fill, computed incrementally by closed_trades_parts.sql and closed_trades_merge.sql
+-- (the same legs and trade starts, continued from a checkpoint); tests hold it equal to
+-- this query over all the fills.
 -- A fill is split into legs: the part that reduces an open position (a "close" leg)
 -- and the part that opens or adds to one (an "open" leg). A flip (Long > Short,
 -- Short > Long) has both: its close leg ends the old trade and its open leg starts the
