@@ -70,6 +70,12 @@ func publishDerived(ctx context.Context, q *query.Queries, out io.Writer) error 
 	}
 	fmt.Fprintf(out, "predmkt board for %s: %d wallets (%d rows over all categories) in %s\n",
 		b.Hour.Format(time.RFC3339), len(b.Cats["all"]), b.Rows(), time.Since(start).Round(time.Millisecond))
+	// The tape index's per-file digests (published once per archive file version).
+	start = time.Now()
+	if err := q.WarmPredmkt(ctx); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "predmkt tape index digests in %s\n", time.Since(start).Round(time.Millisecond))
 	// Perpetuals cohort labels: only what is not yet published (see RebuildPerpdexCohorts).
 	c, err := rebuildCohorts(ctx, q)
 	if err != nil {
