@@ -134,6 +134,13 @@ func (q *Queries) smartCohort(ctx context.Context, chain string, at time.Time) e
 	return err
 }
 
+// PrepareScreenerSQL materialises what sql/onchain/screener.sql reads besides the
+// lake (chain's smart-money cohort at board hour at), so a benchmark can run the SQL
+// directly as its baseline: a store that read its boards from the lake never built it.
+func (q *Queries) PrepareScreenerSQL(ctx context.Context, chain string, at time.Time) error {
+	return q.smartCohort(ctx, chain, at)
+}
+
 // onchainScreenerBoard returns the board of (chain, window, smart) as of hour at.
 func (q *Queries) onchainScreenerBoard(ctx context.Context, chain, window string, smart bool, at time.Time) ([]screenerBoardRow, error) {
 	v, _ := q.ext.LoadOrStore(screenerBoardKey{}, newOcHourly[[]screenerBoardRow]("onchain screener board"))
