@@ -253,7 +253,7 @@ func BenchmarkOnchainHolders(b *testing.B) {
 func BenchmarkOnchainProvenance(b *testing.B) {
 	ocBenchRoute(b, func(s *ocBench, i int) (string, string) {
 		return "GET", "/v1/onchain/labels/" + s.addr[i%len(s.addr)] + "/provenance"
-	}, "onchain/label_provenance.sql", func(s *ocBench, i int) []any { return []any{s.addr[i%len(s.addr)]} })
+	}, "onchain/label_provenance.sql", func(s *ocBench, i int) []any { return []any{s.addr[i%len(s.addr)], s.now} })
 }
 
 // BenchmarkOnchainWarm times query.OnchainWarm on a fresh store: the legs, the side

@@ -245,6 +245,10 @@ func benchSmartMoney(b *testing.B, hours int64) {
 			httpGet(b, h, route+mode)
 		})
 	})
+	cohort, err := q.SmartMoneyCohort(context.Background(), "all")
+	if err != nil {
+		b.Fatal(err)
+	}
 	b.Run("sql", func(b *testing.B) {
 		p99(b, func() {
 			text, col := flows, 8
@@ -252,7 +256,7 @@ func benchSmartMoney(b *testing.B, hours int64) {
 				text, col = buys, 4
 			}
 			i++
-			toks := sqlTokens(b, q, text, col, "all", now-hours*3_600_000, now, "0001-01-01", "9999-12-31")
+			toks := sqlTokens(b, q, text, col, "all", now-hours*3_600_000, now, "0001-01-01", "9999-12-31", cohort)
 			sqlRun(b, q, mids, strings.Join(toks, ","), now)
 		})
 	})

@@ -88,6 +88,17 @@ func (q *Queries) PredmktSmartMoney(ctx context.Context, p PredmktSmartMoneyPara
 	return q.smartFlows(ctx, p, from, now, func() ([]smartFlowAgg, error) { return q.smartFlowsFromSQL(ctx, p.Category, cohort, from, now) })
 }
 
+// SmartMoneyCohort is the cohort list smart_money_flows.sql and smart_money_buys.sql
+// take ($6) for category at the serving hour's board, so a benchmark can run the SQL
+// directly as its baseline.
+func (q *Queries) SmartMoneyCohort(ctx context.Context, category string) (string, error) {
+	board, err := q.PredmktBoard(ctx)
+	if err != nil {
+		return "", err
+	}
+	return smartCohort(board, category), nil
+}
+
 // smartCohort is the cohort of one category of the board, as SPEC §4.2 selects it:
 // the stored (rounded) figures against the thresholds, comma-joined and sorted for
 // the SQL's cohort list ("" when empty).
