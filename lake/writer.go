@@ -48,12 +48,8 @@ var stageSeq atomic.Int64
 // Write replaces one partition file of t with the rows fill appends and returns the
 // number of rows written. partVals gives the partition values in t.Partitions order.
 func (w *Writer) Write(ctx context.Context, t *Table, partVals []string, fill func(AppendFunc) error) (int64, error) {
-	rel, err := t.Path(partVals...)
+	rel, final, err := partitionFile(w.root, t, partVals)
 	if err != nil {
-		return 0, err
-	}
-	final := filepath.Join(w.root, filepath.FromSlash(rel))
-	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
 		return 0, err
 	}
 
@@ -138,12 +134,8 @@ type Execer interface {
 // query and args come from the caller's embedded SQL; the only text spliced in here is
 // the registry's own identifiers and the temporary path (quoted), as in Write.
 func CopyQuery(ctx context.Context, db Execer, root string, t *Table, partVals []string, query string, args ...any) (int64, error) {
-	rel, err := t.Path(partVals...)
+	rel, final, err := partitionFile(root, t, partVals)
 	if err != nil {
-		return 0, err
-	}
-	final := filepath.Join(root, filepath.FromSlash(rel))
-	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
 		return 0, err
 	}
 	cols := make([]string, len(t.Columns))
@@ -291,12 +283,8 @@ func QuoteIdent(s string) string { return quoteIdent(s) }
 // its query's). Unlike CopyQuery an empty result is written too: an empty board is
 // still a published board. It returns the rows written.
 func CopyResult(ctx context.Context, db Execer, root string, t *Table, partVals []string, query string, args ...any) (int64, error) {
-	rel, err := t.Path(partVals...)
+	rel, final, err := partitionFile(root, t, partVals)
 	if err != nil {
-		return 0, err
-	}
-	final := filepath.Join(root, filepath.FromSlash(rel))
-	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
 		return 0, err
 	}
 	names := make([]string, len(t.Columns))
@@ -314,3 +302,13 @@ func CopyResult(ctx context.Context, db Execer, root string, t *Table, partVals 
 
 // SyncDir makes a rename into dir durable (a publication that renames staged files).
 func SyncDir(dir string) error { return syncDir(dir) }
+
+// partitionFile returns the file of one partition of t (relative to root, and under
+// root), its directory created.
+func partitionFile(root string, t *Table, partVals []string) (rel, final string, err error) {
+	if rel, err = t.Path(partVals...); err != nil {
+		return "", "", err
+	}
+	final = filepath.Join(root, filepath.FromSlash(rel))
+	return rel, final, os.MkdirAll(filepath.Dir(final), 0o755)
+}

@@ -29,23 +29,32 @@ func boardBuilt(at time.Time, sig string) string {
 	return at.UTC().Format("20060102T15") + "_" + hex.EncodeToString(h[:4])
 }
 
+// BoardHoursKept is how far back, before the newest hour a board was published for,
+// its earlier hours are kept: a request's as_of in one of those hours reads the board
+// of its hour instead of computing it (while the sources are the ones it was computed
+// from).
+const BoardHoursKept = 24
+
 // boardRows returns the rows of a board query (query with args) for board of t at board
 // hour at, computed from sources with signature sig: from the lake when that board was
 // published for the same hour and sources, else computed (after prepare, which sets up
-// what only the computation needs) and published first. A request's as_of (an hour
-// other than the serving one) reads a published board but never writes one. When the
-// lake cannot be written the board is computed and served unpublished.
+// what only the computation needs) and published first. A request's as_of publishes
+// the board of its own hour too: a board is a function of its hour and its sources, so
+// the board of a past hour never displaces the serving hour's (another file), and the
+// next as_of in that hour reads it. When the lake cannot be written the board is
+// computed and served unpublished.
 func (q *Queries) boardRows(ctx context.Context, t *lake.Table, board string, at time.Time, sig string,
 	prepare func(context.Context) error, query string, args ...any) (*sql.Rows, error) {
-	return q.derivedRows(ctx, t, board, boardBuilt(at, sig), !q.asOf, true, prepare, query, args...)
+	return q.derivedRows(ctx, t, board, boardBuilt(at, sig), BoardHoursKept, prepare, query, args...)
 }
 
 // derivedRows returns the rows of query (with args) published in t under (board,
-// built), computing and publishing them first when they are not (publish false:
-// computed and not written). Publishing removes the other versions of board: with
-// keepLater, only those whose built sorts before this one (boards keep a later hour a
-// process at a later clock wrote).
-func (q *Queries) derivedRows(ctx context.Context, t *lake.Table, board, built string, publish, keepLater bool,
+// built), computing and publishing them first when they are not. Publishing removes
+// other versions of board: every other one when keepHours is negative (a file's
+// digests), else those of the same hour from other sources and those of hours more
+// than keepHours before this one (later hours, which a process at a later clock wrote,
+// are kept).
+func (q *Queries) derivedRows(ctx context.Context, t *lake.Table, board, built string, keepHours int,
 	prepare func(context.Context) error, query string, args ...any) (*sql.Rows, error) {
 	rel, err := t.Path(board, built)
 	if err != nil {
@@ -68,9 +77,6 @@ func (q *Queries) derivedRows(ctx context.Context, t *lake.Table, board, built s
 			return nil, err
 		}
 	}
-	if !publish {
-		return q.db.QueryContext(ctx, query, args...)
-	}
 	if _, err := lake.CopyResult(ctx, q.db, q.dir, t, []string{board, built}, query, args...); err != nil {
 		if ctx.Err() != nil || !isWriteError(err) {
 			return nil, err
@@ -78,7 +84,7 @@ func (q *Queries) derivedRows(ctx context.Context, t *lake.Table, board, built s
 		q.log.Warn("derived rows not published (lake not writable); serving them computed", "table", t.Name, "board", board, "err", err)
 		return q.db.QueryContext(ctx, query, args...)
 	}
-	q.pruneBoards(t, board, built, keepLater)
+	q.pruneBoards(t, board, built, keepHours)
 	rows, err := q.db.QueryContext(ctx, "SELECT * FROM read_parquet($1, hive_partitioning = false)", path)
 	if err != nil && ctx.Err() == nil {
 		if _, serr := os.Stat(path); serr != nil {
@@ -99,23 +105,27 @@ func isWriteError(err error) bool {
 		strings.Contains(err.Error(), "read-only file system")
 }
 
-// pruneBoards removes the published versions of board other than built (with
-// keepLater, only those of an earlier hour, or of the same hour from other sources,
-// keeping later hours a process at a later clock may have written). A reader holding a
-// removed file open keeps reading it (POSIX).
-func (q *Queries) pruneBoards(t *lake.Table, board, built string, keepLater bool) {
+// pruneBoards removes the published versions of board other than built: every one
+// when keepHours is negative, else those of built's hour from other sources and those of
+// hours more than keepHours before it. A reader holding a removed file open keeps
+// reading it (POSIX).
+func (q *Queries) pruneBoards(t *lake.Table, board, built string, keepHours int) {
 	dir := filepath.Join(q.dir, filepath.FromSlash(t.Prefix), "board="+board)
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return
 	}
 	hour, _, _ := strings.Cut(built, "_")
+	oldest := ""
+	if h, err := time.Parse("20060102T15", hour); err == nil && keepHours >= 0 {
+		oldest = h.Add(-time.Duration(keepHours) * time.Hour).Format("20060102T15")
+	}
 	for _, e := range ents {
 		v, ok := strings.CutPrefix(e.Name(), "built=")
 		if !ok || v == built {
 			continue
 		}
-		if h, _, _ := strings.Cut(v, "_"); keepLater && h > hour {
+		if h, _, _ := strings.Cut(v, "_"); keepHours >= 0 && h != hour && h >= oldest {
 			continue
 		}
 		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {

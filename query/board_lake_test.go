@@ -113,9 +113,15 @@ func readAllBoards(t *testing.T, q *Queries) allBoards {
 
 // boardFiles maps every published board file under dir to its modification time.
 func boardFiles(t *testing.T, dir string) map[string]time.Time {
+	return derivedFiles(t, dir, boardTables)
+}
+
+// derivedFiles maps every file of tables under dir (paths relative to dir) to its
+// modification time.
+func derivedFiles(t *testing.T, dir string, tables []*lake.Table) map[string]time.Time {
 	t.Helper()
 	out := map[string]time.Time{}
-	for _, tb := range boardTables {
+	for _, tb := range tables {
 		files, err := tb.Files(dir)
 		if err != nil {
 			t.Fatal(err)
@@ -214,17 +220,57 @@ func TestPublishedBoardsEqualComputed(t *testing.T) {
 		}
 	}
 
-	// A past as_of reads or computes its hour's board but publishes nothing.
+	// A past as_of publishes the boards of its own hour beside the serving hour's (which
+	// stay), equal to what a store at that clock computes; the next as_of in that hour
+	// reads them (nothing rewritten).
 	q := open()
-	past := q.At(now.Add(-5 * time.Hour))
-	if _, _, err := past.perpdexBoard(context.Background(), "7d"); err != nil {
+	pastAt := now.Add(-5 * time.Hour)
+	past := q.At(pastAt)
+	asOf := func() ([]pdBoardEntry, []ScreenerRow) {
+		e, _, err := past.perpdexBoard(context.Background(), "7d")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := past.OnchainScreener(context.Background(), OnchainScreenerParams{Chain: "ethereum", Window: "24h", Sort: "volume", Limit: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e, s
+	}
+	e1, s1 := asOf()
+	withPast := boardFiles(t, dir)
+	pastHour := pastAt.UTC().Truncate(time.Hour).Format("20060102T15") + "_"
+	added := 0
+	for f := range withPast {
+		if _, ok := after[f]; !ok {
+			if !strings.Contains(f, "built="+pastHour) {
+				t.Errorf("%s: published by the as_of, not of its hour", f)
+			}
+			added++
+		}
+	}
+	for f := range after {
+		if _, ok := withPast[f]; !ok {
+			t.Errorf("%s: the serving hour's board was removed by a past as_of", f)
+		}
+	}
+	if added != 16+1 { // the 7d leaderboard's 16 buckets and one screener board
+		t.Fatalf("a past as_of published %d board files, want 17", added)
+	}
+	e2, s2 := asOf()
+	if !reflect.DeepEqual(e1, e2) || !reflect.DeepEqual(s1, s2) {
+		t.Fatal("the as_of board read back differs from the one computed")
+	}
+	if got := boardFiles(t, dir); !reflect.DeepEqual(got, withPast) {
+		t.Fatal("a second as_of in the same hour rewrote board files")
+	}
+	atPast, err := Open(context.Background(), dir, Options{Now: func() time.Time { return pastAt }})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := past.OnchainScreener(context.Background(), OnchainScreenerParams{Chain: "ethereum", Window: "24h", Sort: "volume", Limit: 5}); err != nil {
-		t.Fatal(err)
-	}
-	if got := boardFiles(t, dir); !reflect.DeepEqual(got, after) {
-		t.Fatalf("a past as_of published boards: %d files, want %d", len(got), len(after))
+	defer atPast.Close()
+	if e, _, err := atPast.perpdexBoard(context.Background(), "7d"); err != nil || !reflect.DeepEqual(e, e1) {
+		t.Fatalf("a store at the as_of's clock serves another board (err %v)", err)
 	}
 }
 
@@ -298,22 +344,7 @@ func readTapeDigest(t *testing.T, q *Queries) tapeDigest {
 }
 
 func digestFiles(t *testing.T, dir string) map[string]time.Time {
-	t.Helper()
-	out := map[string]time.Time{}
-	for _, tb := range tapeDigestTables {
-		files, err := tb.Files(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, f := range files {
-			st, err := os.Stat(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out[f] = st.ModTime()
-		}
-	}
-	return out
+	return derivedFiles(t, dir, tapeDigestTables)
 }
 
 // TestTapeDigestsEqualComputed: the prediction-market tape index a fresh process

@@ -485,7 +485,7 @@ func (q *Queries) tapeDigestRows(ctx context.Context, t *lake.Table, f tapeFile,
 	board := tapeDigestBoard(rel)
 	rel = filepath.ToSlash(rel)
 	h := sha256.Sum256(fmt.Appendf(nil, "%s|%d|%d", rel, f.info.Size(), f.info.ModTime().UnixNano()))
-	return q.derivedRows(ctx, t, board, "src_"+hex.EncodeToString(h[:6]), true, false, nil, query, append([]any{f.path}, args...)...)
+	return q.derivedRows(ctx, t, board, "src_"+hex.EncodeToString(h[:6]), -1, nil, query, append([]any{f.path}, args...)...)
 }
 
 func (q *Queries) readTradeFile(ctx context.Context, f tapeFile) (*tapeTradeFile, error) {
