@@ -19,6 +19,10 @@ type hourly[T any] struct {
 	mu      sync.Mutex
 	cur     map[string]hourVal[T]
 	pending map[string]*hourBuild[T]
+	// past holds, per key, the value of the last past hour a request's as_of asked for
+	// (bounded: one value per key beside the serving hour's), so repeated as_of
+	// requests in one hour answer from memory like the serving hour's.
+	past map[string]hourVal[T]
 }
 
 type hourVal[T any] struct {
@@ -37,7 +41,7 @@ type hourBuild[T any] struct {
 
 func newHourly[T any](name string, sig func(*Queries) string, timeout time.Duration) *hourly[T] {
 	return &hourly[T]{name: name, sig: sig, timeout: timeout,
-		cur: map[string]hourVal[T]{}, pending: map[string]*hourBuild[T]{}}
+		cur: map[string]hourVal[T]{}, pending: map[string]*hourBuild[T]{}, past: map[string]hourVal[T]{}}
 }
 
 // get returns key's value for hour at (or the previous hour's while at's builds) and
@@ -56,13 +60,22 @@ func (h *hourly[T]) get(ctx context.Context, q *Queries, key string, at time.Tim
 		return cur.v, cur.at, nil
 	}
 	if q.asOf {
-		// A request's as_of: the value of its own hour, computed on demand within the
-		// request's budget and not cached (it would evict the serving hour's value), and
-		// never the previous hour's while it builds.
+		// A request's as_of: the value of its own hour (never the previous hour's while
+		// it builds): the last past hour asked for is kept beside the serving hour's
+		// (never in its place), else it is built (or read from the lake) within the
+		// request's budget.
+		if p, ok := h.past[key]; ok && p.sig == sig && p.at.Equal(at) {
+			h.mu.Unlock()
+			recordAsOf(ctx, at)
+			return p.v, at, nil
+		}
 		h.mu.Unlock()
 		v, err := build(ctx, at)
 		if err == nil {
 			recordAsOf(ctx, at)
+			h.mu.Lock()
+			h.past[key] = hourVal[T]{at, sig, v}
+			h.mu.Unlock()
 		}
 		return v, at, err
 	}
