@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -134,27 +133,6 @@ func (q *Queries) pruneBoards(t *lake.Table, board, built string, keepHours int)
 	}
 }
 
-// boardSig is the signature of the files of tables a board is computed from: every
-// file's path relative to the lake, size and modification time, so the same lake read
-// through another path spelling gives the same signature.
-func (q *Queries) boardSig(tables ...*lake.Table) (string, error) {
-	var b strings.Builder
-	for _, t := range tables {
-		files, infos, err := tableFiles(q.dir, t)
-		if err != nil {
-			return "", err
-		}
-		for i, f := range files {
-			rel, err := filepath.Rel(q.dir, f)
-			if err != nil {
-				rel = f
-			}
-			fmt.Fprintf(&b, "%s|%d|%d;", filepath.ToSlash(rel), infos[i].Size(), infos[i].ModTime().UnixNano())
-		}
-	}
-	return b.String(), nil
-}
-
 // The sources of each board (the tables its query reads).
 var (
 	perpdexBoardSources = []*lake.Table{lake.PerpdexFills, lake.PerpdexClosedTrades, lake.PerpdexAccounts,
@@ -170,7 +148,7 @@ var (
 // sourcedBoardRows is boardRows with the signature of sources.
 func (q *Queries) sourcedBoardRows(ctx context.Context, t *lake.Table, board string, at time.Time, sources []*lake.Table,
 	prepare func(context.Context) error, query string, args ...any) (*sql.Rows, error) {
-	sig, err := q.boardSig(sources...)
+	sig, err := filesSignature(q.dir, sources...)
 	if err != nil {
 		return nil, &StoreError{Op: t.Name, Err: err}
 	}

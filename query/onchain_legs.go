@@ -192,21 +192,25 @@ func (q *Queries) readLabels(ctx context.Context) (labelIndex, error) {
 	return out, wrap(ctx, "onchain labels", rows.Err())
 }
 
-// filesSignature summarises the files of tables in the lake: every file's name, size
-// and modification time. It is checked on every on-chain request, so it avoids
+// filesSignature summarises the files of tables in the lake: every file's path in the
+// lake, size and modification time. It is checked on every on-chain request, so it avoids
 // lake.Table.Files' glob: that opens and lists every partition directory (one per chain
 // and day, about 140 on the medium lake) only to match a file name without wildcards;
 // here the partition directories are globbed and the file is stat'ed in each, which
 // finds the same files with one system call per partition instead of four.
 func filesSignature(dir string, tables ...*lake.Table) (string, error) {
 	var b strings.Builder
+	// Paths relative to the lake: the hourly boards keep a hash of the signature in the
+	// lake, so the lake moved or named through another path must give the same one.
+	prefix := filepath.Join(dir, "x")
+	prefix = prefix[:len(prefix)-1]
 	for _, t := range tables {
 		files, infos, err := tableFiles(dir, t)
 		if err != nil {
 			return "", err
 		}
 		for i, f := range files {
-			fmt.Fprintf(&b, "%s|%d|%d;", f, infos[i].Size(), infos[i].ModTime().UnixNano())
+			fmt.Fprintf(&b, "%s|%d|%d;", strings.TrimPrefix(f, prefix), infos[i].Size(), infos[i].ModTime().UnixNano())
 		}
 	}
 	return b.String(), nil

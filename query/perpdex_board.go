@@ -216,7 +216,7 @@ func pdPtr(x float64, places int) *float64 { r := Round(x, places); return &r }
 // Each bucket's rows are published as perpdex_board (board = window.bucket) for the
 // board hour end, and read back from there while the sources stay the same.
 func (q *Queries) perpdexComputeBoard(ctx context.Context, window string, start, end time.Time, labels sql.NullTime) ([]pdBoardEntry, error) {
-	sig, err := q.boardSig(perpdexBoardSources...)
+	sig, err := filesSignature(q.dir, perpdexBoardSources...)
 	if err != nil {
 		return nil, &StoreError{Op: "perpdex board", Err: err}
 	}

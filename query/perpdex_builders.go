@@ -113,29 +113,42 @@ func (q *Queries) memo(key string, end time.Time, compute func() (any, error)) (
 }
 
 func (q *Queries) builderMetrics(ctx context.Context, builder string, start, end time.Time, key string) ([]bmRow, error) {
-	v, err := q.memo(fmt.Sprint("bm", builder, start.UnixNano(), end.UnixNano(), key), end, func() (any, error) {
-		return q.builderMetricsSQL(ctx, builder, start, end, key)
+	return q.memoRows(fmt.Sprint("bm", builder, start.UnixNano(), end.UnixNano(), key), end, func() ([]bmRow, error) {
+		return q.builderMetricsSQL(ctx, "", builder, start, end, key)
 	})
+}
+
+// builderBoard is every builder's figures over the window [start, end] ending at a
+// board hour: the builders board, published like the leaderboards (board = the
+// window's length in hours, or all).
+func (q *Queries) builderBoard(ctx context.Context, start, end time.Time) ([]bmRow, error) {
+	board := "all"
+	if start.After(time.Unix(0, 0)) {
+		board = fmt.Sprintf("%dh", int64(end.Sub(start)/time.Hour))
+	}
+	return q.memoRows(fmt.Sprint("bb", start.UnixNano(), end.UnixNano()), end, func() ([]bmRow, error) {
+		return q.builderMetricsSQL(ctx, board, "", start, end, "builder")
+	})
+}
+
+// memoRows memoizes builder rows for end's board hour and hands out a copy (callers
+// sort the slice).
+func (q *Queries) memoRows(key string, end time.Time, compute func() ([]bmRow, error)) ([]bmRow, error) {
+	v, err := q.memo(key, end, func() (any, error) { return compute() })
 	if err != nil {
 		return nil, err
 	}
-	// Callers sort the slice: hand out a copy.
 	return append([]bmRow(nil), v.([]bmRow)...), nil
 }
 
-func (q *Queries) builderMetricsSQL(ctx context.Context, builder string, start, end time.Time, key string) ([]bmRow, error) {
+// builderMetricsSQL runs builder_metrics.sql; with board set, through the published
+// builders board of end's hour (lake.PerpdexBuildersBoard).
+func (q *Queries) builderMetricsSQL(ctx context.Context, board, builder string, start, end time.Time, key string) ([]bmRow, error) {
 	ctx, cancel := q.ctx(ctx)
 	defer cancel()
 	var rows *sql.Rows
 	var err error
-	if builder == "" && key == "builder" && end.Equal(PerpdexBoardTime(end)) {
-		// Every builder's figures over a window ending at a board hour: the builders
-		// board, published like the leaderboards (board = the window's length in hours,
-		// or all).
-		board := "all"
-		if start.After(time.Unix(0, 0)) {
-			board = fmt.Sprintf("%dh", int64(end.Sub(start)/time.Hour))
-		}
+	if board != "" {
 		rows, err = q.sourcedBoardRows(ctx, lake.PerpdexBuildersBoard, board, end, []*lake.Table{lake.PerpdexFills}, nil,
 			perpdexBuilderMetricsSQL, pdNullStr(builder), start, end, key)
 	} else {
@@ -261,10 +274,10 @@ func (q *Queries) buildersData(ctx context.Context, window string) (*pdBuildersD
 		if d.venue, _, d.first, err = q.venue(ctx, start, now); err != nil {
 			return nil, err
 		}
-		if d.groups, err = q.builderMetrics(ctx, "", start, now, "builder"); err != nil {
+		if d.groups, err = q.builderBoard(ctx, start, now); err != nil {
 			return nil, err
 		}
-		life, err := q.builderMetrics(ctx, "", time.Unix(0, 0).UTC(), now, "builder")
+		life, err := q.builderBoard(ctx, time.Unix(0, 0).UTC(), now)
 		if err != nil {
 			return nil, err
 		}
