@@ -2,7 +2,6 @@ package ingest
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"math"
 	"os"
@@ -14,24 +13,26 @@ import (
 	"mdq/lake"
 )
 
-// Rows are staged through a bulk file: each row is written as one CSV line to a
-// temporary file beside the lake (by the stage's writer goroutine, stage_writer.go),
-// and the file is handed to DuckDB in one INSERT ... FROM read_csv: in the background
-// when it grows past bulkChunkBytes (DuckDB loads one chunk while the next is
-// written), and before anything reads or changes the staging tables (sync). Appending through the DuckDB appender costs several cgo calls a
-// value (a C string allocated per text value); formatting a line in Go and letting
-// DuckDB's parallel CSV reader load it costs a fraction of that, and every area stages
-// the same way. Values are written so that they read back exactly: text quoted when it
+// Rows are staged in bulk files: each row is written as one CSV line (by the stage's
+// writer goroutine, stage_writer.go) to the temporary file of its table and partition
+// beside the lake, and the merge of that partition reads the file straight into the
+// Parquet it writes (merge.go): no row is stored twice in DuckDB, and the reading runs
+// on every core at merge time. Appending through the DuckDB appender costs several cgo
+// calls a value (a C string allocated per text value); formatting a line in Go and
+// letting DuckDB's parallel CSV reader read it costs a fraction of that, and every
+// area stages the same way. Values are written so that they read back exactly: text quoted when it
 // holds a delimiter, quote, line break, blank or backslash (quotes doubled), doubles in the shortest form that parses to the same double, timestamps
 // as epoch microseconds (what the appender stores), NULL as an empty unquoted field
 // (an empty string is a quoted empty field). A row the file cannot carry exactly
 // (text that is not UTF-8 or holds a NUL byte, a Go type without a CSV form) goes
-// through the appender instead, as before.
+// through the appender into the table's staging table instead, as before, and so do
+// rows staged by a query (AppendQuery, InsertQuery); the merge reads both.
 
-// bulkChunkBytes is the size at which a bulk file is loaded in the background: small
-// enough that loading overlaps parsing from early on, large enough that the per-load
-// cost does not count. A variable so that a test can make every few rows a chunk.
-var bulkChunkBytes int64 = 16 << 20
+// maxOpenParts bounds the bulk files held open at once (a long backfill touches one
+// partition per day and table): past it every open file is flushed and closed, and
+// reopened for appending when its partition gets a row again. A variable so that a
+// test can make every row reopen its file.
+var maxOpenParts = 64
 
 // colKind is how one stored column is written to the bulk file.
 type colKind uint8
@@ -65,17 +66,6 @@ func bulkKinds(t *lake.Table) ([]colKind, bool) {
 		}
 	}
 	return out, true
-}
-
-// bulkFile is the pending CSV of one staging table.
-type bulkFile struct {
-	path    string
-	f       *os.File
-	w       *bufio.Writer
-	line    []byte
-	rows    int64
-	bytes   int64
-	longest int
 }
 
 // appendText appends s as a CSV field: as it is when it holds nothing the reader
@@ -186,148 +176,210 @@ func appendValue(dst []byte, k colKind, v any) ([]byte, bool) {
 	return dst, false
 }
 
-// add writes one row (stored columns, partition values, _ord) to the bulk file; false
-// when the row has no exact CSV form (nothing is written then).
-func (b *bulkFile) add(dir string, kinds []colKind, vals []any, part []string, ord int64) (bool, error) {
-	x := b.line[:0]
+// partFile is the pending CSV of one partition of one staged table. Its rows are in
+// staging order (ascending _ord).
+type partFile struct {
+	vals  []string // partition values in t.Partitions order
+	path  string
+	f     *os.File // nil while closed (not yet created, or closed past maxOpenParts)
+	w     *bufio.Writer
+	rows  int64
+	bytes int64
+	// longest is the longest line written, for the reader's line limit.
+	longest int
+	// keys holds a hash of each row's key fields when the table's key was declared
+	// (Stage.Key): a hash seen twice means two rows may share a key, so the merge
+	// deduplicates the file's rows; otherwise it takes them as they are. A collision
+	// only costs a dedupe that finds nothing.
+	keys map[uint64]struct{}
+	dups bool
+}
+
+// filePos is how far a partition file had got at a mark (for rolling back).
+type filePos struct {
+	rows, bytes int64
+	longest     int
+}
+
+// add writes one row (stored columns, then _ord) to the bulk file of its partition;
+// false when the row has no exact CSV form (nothing is written then).
+func (s *Stage) addBulk(st *staged, vals []any, part []string, ord int64) (bool, error) {
+	x := s.line[:0]
+	ends := s.ends[:0]
 	var ok bool
 	for i, v := range vals {
 		if i > 0 {
 			x = append(x, ',')
 		}
-		if x, ok = appendValue(x, kinds[i], v); !ok {
-			b.line = x
+		if x, ok = appendValue(x, st.kinds[i], v); !ok {
+			s.line = x
 			return false, nil
 		}
-	}
-	for _, p := range part {
-		x = append(x, ',')
-		if x, ok = appendText(x, p); !ok {
-			b.line = x
-			return false, nil
-		}
+		ends = append(ends, len(x))
 	}
 	x = append(x, ',')
 	x = strconv.AppendInt(x, ord, 10)
 	x = append(x, '\n')
-	b.line = x
-	if b.f == nil {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return false, err
-		}
-		f, err := os.CreateTemp(dir, "stage-*.csv")
-		if err != nil {
-			return false, err
-		}
-		b.f, b.path, b.w = f, f.Name(), bufio.NewWriterSize(f, 1<<20)
-	}
-	if _, err := b.w.Write(x); err != nil {
+	s.line, s.ends = x, ends
+	pf, err := s.partFile(st, part)
+	if err != nil {
 		return false, err
 	}
-	b.rows++
-	b.bytes += int64(len(x))
-	b.longest = max(b.longest, len(x))
+	if st.keyIdx != nil && pf.keys != nil {
+		h := s.keyHash(x, ends, st.keyIdx)
+		if _, seen := pf.keys[h]; seen {
+			pf.dups = true
+		} else {
+			pf.keys[h] = struct{}{}
+		}
+	}
+	if _, err := pf.w.Write(x); err != nil {
+		return false, err
+	}
+	pf.rows++
+	pf.bytes += int64(len(x))
+	pf.longest = max(pf.longest, len(x))
 	return true, nil
 }
 
-// query is the INSERT that loads the file into st's staging table.
-func (b *bulkFile) query(st *staged) string {
+// keyHash hashes the key fields of a formatted line (ends[i] is where field i ends;
+// fields are separated by one comma), each followed by a separator the CSV never
+// leaves unquoted inside a field.
+func (s *Stage) keyHash(line []byte, ends []int, idx []int) uint64 {
+	s.kh.Reset()
+	for _, i := range idx {
+		from := 0
+		if i > 0 {
+			from = ends[i-1] + 1
+		}
+		s.kh.Write(line[from:ends[i]])
+		s.kh.WriteByte(',')
+	}
+	return s.kh.Sum64()
+}
+
+// partFile is st's open bulk file for the partition part, created or reopened.
+func (s *Stage) partFile(st *staged, part []string) (*partFile, error) {
+	k := strings.Join(part, "\x00")
+	pf := st.parts[k]
+	if pf == nil {
+		pf = &partFile{vals: append([]string(nil), part...)}
+		if st.keyIdx != nil {
+			pf.keys = map[uint64]struct{}{}
+		}
+		st.parts[k] = pf
+	}
+	if pf.f != nil {
+		return pf, nil
+	}
+	if s.open >= maxOpenParts {
+		if err := s.closeParts(); err != nil {
+			return nil, err
+		}
+	}
+	if pf.path == "" {
+		f, err := os.CreateTemp(s.tmp, "stage-*.csv")
+		if err != nil {
+			return nil, err
+		}
+		pf.f, pf.path = f, f.Name()
+	} else {
+		f, err := os.OpenFile(pf.path, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			return nil, err
+		}
+		pf.f = f
+	}
+	pf.w = bufio.NewWriterSize(pf.f, 256<<10)
+	s.open++
+	return pf, nil
+}
+
+// flush writes pf's buffered lines to its file (it stays open).
+func (pf *partFile) flush() error {
+	if pf.f == nil {
+		return nil
+	}
+	return pf.w.Flush()
+}
+
+// close flushes and closes pf's file.
+func (s *Stage) closePart(pf *partFile) error {
+	if pf.f == nil {
+		return nil
+	}
+	err := pf.w.Flush()
+	if cerr := pf.f.Close(); err == nil {
+		err = cerr
+	}
+	pf.f, pf.w = nil, nil
+	s.open--
+	return err
+}
+
+// closeParts flushes and closes every open bulk file.
+func (s *Stage) closeParts() error {
+	for _, st := range s.tables {
+		for _, pf := range st.parts {
+			if err := s.closePart(pf); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// truncate drops pf's lines after pos (a rollback): rows are in staging order, so the
+// rows after a mark are the end of the file.
+func (s *Stage) truncate(pf *partFile, pos filePos) error {
+	if pf.rows == pos.rows {
+		return nil
+	}
+	if err := s.closePart(pf); err != nil {
+		return err
+	}
+	if err := os.Truncate(pf.path, pos.bytes); err != nil {
+		return err
+	}
+	pf.rows, pf.bytes, pf.longest = pos.rows, pos.bytes, pos.longest
+	// The key hashes of the dropped rows stay: at worst a needless dedupe.
+	return nil
+}
+
+// remove deletes pf's file.
+func (s *Stage) removePart(pf *partFile) {
+	s.closePart(pf) //nolint:errcheck // the file goes anyway
+	if pf.path != "" {
+		os.Remove(pf.path)
+	}
+}
+
+// readCSV is the SELECT of pf's rows (t's stored columns by name, then _ord) as the
+// merge reads them. Identifiers and types come from the registry, the path is
+// generated here under the operator's lake directory (quoted): read_csv takes no
+// bound parameter here.
+func readCSV(st *staged, pf *partFile) string {
 	t := st.t
-	cols := make([]string, 0, len(t.Columns)+len(t.Partitions)+1)
+	cols := make([]string, 0, len(t.Columns)+1)
 	sel := make([]string, 0, cap(cols))
 	for i, c := range t.Columns {
 		name := fmt.Sprintf("c%d", i)
 		switch st.kinds[i] {
 		case kindTime:
 			cols = append(cols, lake.QuoteString(name)+": 'BIGINT'")
-			sel = append(sel, "make_timestamp("+name+")")
+			sel = append(sel, "make_timestamp("+name+") AS "+lake.QuoteIdent(c.Name))
 		default:
 			cols = append(cols, lake.QuoteString(name)+": "+lake.QuoteString(c.Type))
-			sel = append(sel, name)
+			sel = append(sel, name+" AS "+lake.QuoteIdent(c.Name))
 		}
 	}
-	for i := range t.Partitions {
-		name := fmt.Sprintf("p%d", i)
-		cols = append(cols, lake.QuoteString(name)+": 'VARCHAR'")
-		sel = append(sel, name)
-	}
-	cols = append(cols, "'ord': 'BIGINT'")
-	sel = append(sel, "ord")
+	cols = append(cols, "'_ord': 'BIGINT'")
+	sel = append(sel, "_ord")
 	// The reader's line limit must hold the longest line (a whole order book can be
 	// one text value); its buffer is a multiple of it, so it is not raised needlessly.
-	maxLine := max(2<<20, b.longest+1)
-	// Identifiers and types come from the registry, the path is generated here under
-	// the operator's lake directory (quoted): read_csv takes no bound parameter here.
-	return "INSERT INTO " + st.name + " SELECT " + strings.Join(sel, ", ") + " FROM read_csv(" + lake.QuoteString(b.path) +
+	maxLine := max(2<<20, pf.longest+1)
+	return "SELECT " + strings.Join(sel, ", ") + " FROM read_csv(" + lake.QuoteString(pf.path) +
 		", header = false, auto_detect = false, delim = ',', quote = '\"', escape = '\"', nullstr = '', allow_quoted_nulls = false" +
 		fmt.Sprintf(", max_line_size = %d", maxLine) +
 		", columns = {" + strings.Join(cols, ", ") + "})"
-}
-
-// detach closes the pending file and returns what loads it; st gets a fresh one.
-func (st *staged) detach() (path, query string, rows int64, err error) {
-	b := &st.bulk
-	if b.rows == 0 {
-		return "", "", 0, nil
-	}
-	path, query, rows = b.path, b.query(st), b.rows
-	err = b.w.Flush()
-	if cerr := b.f.Close(); err == nil {
-		err = cerr
-	}
-	*b = bulkFile{line: b.line[:0]}
-	if err != nil {
-		os.Remove(path)
-		return "", "", 0, err
-	}
-	return path, query, rows, nil
-}
-
-// loadFile runs the INSERT of a detached bulk file and removes the file.
-func (s *Stage) loadFile(ctx context.Context, name, path, query string, rows int64) error {
-	defer os.Remove(path)
-	res, err := s.conn.ExecContext(ctx, query)
-	if err != nil {
-		return fmt.Errorf("stage %s: %w", name, err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return err
-	} else if n != rows {
-		return fmt.Errorf("stage %s: %d rows loaded of %d written", name, n, rows)
-	}
-	return nil
-}
-
-// wait waits for the background load in flight, if any, and returns its error.
-func (s *Stage) wait() error {
-	if s.loading == nil {
-		return nil
-	}
-	err := <-s.loading
-	s.loading = nil
-	return err
-}
-
-// loadBehind hands st's bulk file to a background load (after the one in flight).
-func (s *Stage) loadBehind(st *staged) error {
-	if err := s.wait(); err != nil {
-		return err
-	}
-	path, q, rows, err := st.detach()
-	if err != nil || rows == 0 {
-		return err
-	}
-	ch := make(chan error, 1)
-	s.loading = ch
-	go func() { ch <- s.loadFile(context.Background(), st.t.Name, path, q, rows) }()
-	return nil
-}
-
-// remove deletes the bulk file.
-func (b *bulkFile) remove() {
-	if b.f != nil {
-		b.f.Close()
-		os.Remove(b.path)
-		b.f, b.path = nil, ""
-	}
 }

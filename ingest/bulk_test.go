@@ -225,14 +225,15 @@ func TestMergeDedupesStagedAndReplacesStored(t *testing.T) {
 	}
 }
 
-// TestBulkChunksLoadInBackgroundAndRollBack: with a chunk every few rows, loads run
-// behind the appends (two tables interleaved, an appender row between them); a
-// savepoint and a mark taken mid-way drop exactly the rows after them, whether those
-// were already loaded or still in the file; what is merged is every other row.
-func TestBulkChunksLoadInBackgroundAndRollBack(t *testing.T) {
-	old := bulkChunkBytes
-	bulkChunkBytes = 300
-	defer func() { bulkChunkBytes = old }()
+// TestBulkFilesReopenAndRollBack: with one bulk file open at a time, every row closes
+// one file and reopens another (two tables interleaved, an appender row between
+// them); a savepoint and a mark taken mid-way drop exactly the rows after them,
+// whether those were in a closed file, an open one, or the staging table; what is
+// merged is every other row.
+func TestBulkFilesReopenAndRollBack(t *testing.T) {
+	old := maxOpenParts
+	maxOpenParts = 1
+	defer func() { maxOpenParts = old }()
 	root := t.TempDir()
 	ctx := context.Background()
 	s, err := NewStage(ctx, root)

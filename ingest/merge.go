@@ -7,9 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -33,27 +35,36 @@ type Stage struct {
 	db     *sql.DB
 	conn   *sql.Conn
 	tables map[string]*staged
+	keys   map[string][]string // keys declared by Key, by table name
 	seq    int64
 	// Rows are formatted by a writer goroutine (stage_writer.go): cur is the batch
-	// being filled, work feeds the writer. loading is the writer's background load of
-	// a bulk file in flight (nil when none; bulk.go). The connection is used by the
-	// writer, or by others only after sync.
-	cur     *stageBatch
-	work    chan stageMsg
-	done    chan struct{}
-	werr    error // the writer's first error (read after sync)
-	loading chan error
-	merging bool // threads raised for the merges
+	// being filled, work feeds the writer. The connection is used by the writer (the
+	// appender), or by others only after sync. The fields below werr belong to the
+	// writer (read by others only after sync).
+	cur   *stageBatch
+	work  chan stageMsg
+	done  chan struct{}
+	werr  error // the writer's first error
+	line  []byte
+	ends  []int
+	kh    maphash.Hash
+	open  int                             // bulk files open
+	marks map[int64]map[*partFile]filePos // how far each file had got at each mark
+	// merging: threads raised for the merges.
+	merging bool
 }
 
 type staged struct {
-	t     *lake.Table
-	name  string
-	kinds []colKind // nil: every row goes through the appender (bulk.go)
-	bulk  bulkFile
-	app   *duckdb.Appender // opened for the first row the bulk file cannot carry
-	row   []driver.Value
-	n     int64
+	t       *lake.Table
+	name    string               // the staging table: appender and query rows
+	kinds   []colKind            // nil: every row goes through the appender (bulk.go)
+	parts   map[string]*partFile // bulk files by partition
+	key     []string             // the declared key (Key), nil when none
+	keyIdx  []int                // its column positions
+	app     *duckdb.Appender     // opened for the first row the bulk file cannot carry
+	row     []driver.Value
+	n       int64 // rows staged (counted by Append)
+	tabRows int64 // of which in the staging table (read after sync)
 }
 
 // NewStage opens a stage for the lake at root.
@@ -88,7 +99,8 @@ func NewStage(ctx context.Context, root string) (*Stage, error) {
 		db.Close()
 		return nil, err
 	}
-	return &Stage{root: root, tmp: tmp, db: db, conn: conn, tables: map[string]*staged{}}, nil
+	return &Stage{root: root, tmp: tmp, db: db, conn: conn, tables: map[string]*staged{}, keys: map[string][]string{},
+		marks: map[int64]map[*partFile]filePos{}}, nil
 }
 
 // Close releases the stage (staged rows not merged are dropped).
@@ -98,7 +110,9 @@ func (s *Stage) Close() error {
 		if st.app != nil {
 			st.app.Close()
 		}
-		st.bulk.remove()
+		for _, pf := range st.parts {
+			s.removePart(pf)
+		}
 	}
 	s.conn.Close()
 	return s.db.Close()
@@ -136,24 +150,15 @@ func (s *Stage) Append(t *lake.Table, part []string, vals ...any) error {
 	return nil
 }
 
-// appendRow stages one row through the bulk file, or through the appender when the
-// file cannot carry it. Called by the writer goroutine only.
+// appendRow stages one row through its partition's bulk file, or through the
+// appender when the file cannot carry it. Called by the writer goroutine only.
 func (s *Stage) appendRow(st *staged, vals []any, part []string, ord int64) error {
 	t := st.t
 	if st.kinds != nil {
-		ok, err := st.bulk.add(s.tmp, st.kinds, vals, part, ord)
-		if err != nil {
+		ok, err := s.addBulk(st, vals, part, ord)
+		if err != nil || ok {
 			return err
 		}
-		if ok {
-			if st.bulk.bytes >= bulkChunkBytes {
-				return s.loadBehind(st)
-			}
-			return nil
-		}
-	}
-	if err := s.wait(); err != nil { // the appender shares the connection
-		return err
 	}
 	if st.app == nil {
 		err := s.conn.Raw(func(dc any) error {
@@ -176,7 +181,48 @@ func (s *Stage) appendRow(st *staged, vals []any, part []string, ord int64) erro
 		st.row[len(vals)+i] = p
 	}
 	st.row[len(st.row)-1] = ord
-	return st.app.AppendRow(st.row...)
+	if err := st.app.AppendRow(st.row...); err != nil {
+		return err
+	}
+	st.tabRows++
+	return nil
+}
+
+// Key declares t's dedupe key before its rows are staged: the writer then notes
+// whether two staged rows of a partition share a key, and a merge on that key
+// deduplicates the staged rows only when some do. Without it (or when Merge is given
+// another key) every merge deduplicates them.
+func (s *Stage) Key(t *lake.Table, key ...string) error {
+	if err := s.sync(); err != nil {
+		return err
+	}
+	s.keys[t.Name] = append([]string(nil), key...)
+	if st := s.tables[t.Name]; st != nil {
+		s.setKey(st)
+	}
+	return nil
+}
+
+// setKey takes the declared key of st's table, if any (after sync).
+func (s *Stage) setKey(st *staged) {
+	key, ok := s.keys[st.t.Name]
+	if !ok {
+		return
+	}
+	idx := make([]int, 0, len(key))
+	for _, k := range key {
+		i := slices.IndexFunc(st.t.Columns, func(c lake.Column) bool { return c.Name == k })
+		if i < 0 {
+			return // Merge reports the unknown column
+		}
+		idx = append(idx, i)
+	}
+	st.key, st.keyIdx = key, idx
+	for _, pf := range st.parts {
+		if pf.keys == nil {
+			pf.dups = true // rows written before the key was known
+		}
+	}
 }
 
 // flush puts every row appended to t so far into its staging table, before anything
@@ -197,7 +243,7 @@ func (s *Stage) table(t *lake.Table) (*staged, error) {
 	if st := s.tables[t.Name]; st != nil {
 		return st, nil
 	}
-	st := &staged{t: t, name: "stage_" + t.Name}
+	st := &staged{t: t, name: "stage_" + t.Name, parts: map[string]*partFile{}}
 	cols := make([]string, 0, len(t.Columns)+len(t.Partitions)+1)
 	for _, c := range t.Columns {
 		cols = append(cols, lake.QuoteIdent(c.Name)+" "+c.Type)
@@ -216,6 +262,7 @@ func (s *Stage) table(t *lake.Table) (*staged, error) {
 	if k, ok := bulkKinds(t); ok {
 		st.kinds = k
 	}
+	s.setKey(st)
 	s.tables[t.Name] = st
 	return st, nil
 }
@@ -270,7 +317,7 @@ func (s *Stage) Merge(ctx context.Context, t *lake.Table, key []string) (MergeSt
 				return ms, fmt.Errorf("merge %s: %w", rel, err)
 			}
 		}
-		q, args := mergeQuery(t, st.name, key, p, file, stored)
+		q, args := mergeQuery(st, key, p, file, stored)
 		// The merged count is what the copy wrote (running the merge query once more
 		// just to count it doubled the cost of a large ingest).
 		mergedN, err := lake.CopyQuery(ctx, s.conn, s.root, t, p.vals, q, args...)
@@ -307,14 +354,54 @@ func hasColumn(t *lake.Table, name string) bool {
 
 // stagedPart is one partition the staged rows of a table touch.
 type stagedPart struct {
-	vals   []string // partition values in t.Partitions order
-	staged int64    // staged rows
-	dups   bool     // some staged rows share a key
+	vals   []string  // partition values in t.Partitions order
+	staged int64     // staged rows
+	dups   bool      // some staged rows may share a key
+	file   *partFile // its bulk file, nil when none
+	table  bool      // rows in the staging table too
 }
 
-// partitions lists the partitions the staged rows touch, sorted, with how many rows
-// each has and whether any two of them share a key (one pass over the staged keys).
+// partitions lists the partitions the staged rows touch, sorted: those of the bulk
+// files (their rows counted, and whether two share a key noted, as they were written)
+// and, when the staging table holds rows, those of one grouped pass over its keys.
+// A partition with rows in both is deduplicated whatever the keys.
 func (s *Stage) partitions(ctx context.Context, st *staged, key []string) ([]stagedPart, error) {
+	byPart := map[string]*stagedPart{}
+	keyed := slices.Equal(key, st.key)
+	for k, pf := range st.parts {
+		if pf.rows == 0 {
+			continue
+		}
+		byPart[k] = &stagedPart{vals: pf.vals, staged: pf.rows, dups: pf.dups || !keyed, file: pf}
+	}
+	if st.tabRows > 0 {
+		tab, err := s.tablePartitions(ctx, st, key)
+		if err != nil {
+			return nil, err
+		}
+		for _, tp := range tab {
+			k := strings.Join(tp.vals, "\x00")
+			if p := byPart[k]; p != nil {
+				p.staged += tp.staged
+				p.dups, p.table = true, true
+				continue
+			}
+			tp.table = true
+			byPart[k] = &tp
+		}
+	}
+	out := make([]stagedPart, 0, len(byPart))
+	for _, p := range byPart {
+		out = append(out, *p)
+	}
+	sort.Slice(out, func(i, j int) bool { return strings.Join(out[i].vals, "/") < strings.Join(out[j].vals, "/") })
+	return out, nil
+}
+
+// tablePartitions lists the partitions the rows of st's staging table touch, with
+// how many rows each has and whether any two of them share a key (one pass over the
+// staged keys).
+func (s *Stage) tablePartitions(ctx context.Context, st *staged, key []string) ([]stagedPart, error) {
 	cols := make([]string, len(st.t.Partitions))
 	for i, p := range st.t.Partitions {
 		cols[i] = lake.QuoteIdent("_part_" + p)
@@ -358,7 +445,6 @@ func (s *Stage) partitions(ctx context.Context, st *staged, key []string) ([]sta
 		}
 		out = append(out, p)
 	}
-	sort.Slice(out, func(i, j int) bool { return strings.Join(out[i].vals, "/") < strings.Join(out[j].vals, "/") })
 	return out, rows.Err()
 }
 
@@ -382,19 +468,35 @@ func partArgs(pv []string) []any {
 }
 
 // mergeQuery is the merged content of one partition: the stored rows whose key no
-// staged row has, and the staged rows, one per key (the latest staged one winning).
-// Stored rows are unique on the key already (every merge writes them so), so only
-// the staged side is deduplicated, and only when two staged rows share a key: an
-// anti-join on the keys and a plain scan cost a fraction of numbering every stored
-// and staged row by key. Paths are generated from the registry and the operator's data
-// directory, quoted.
-func mergeQuery(t *lake.Table, stage string, key []string, p stagedPart, file string, stored bool) (string, []any) {
+// staged row has, and the staged rows (read straight from the partition's bulk file,
+// and from the staging table when it holds rows of the partition), one per key (the
+// latest staged one winning). Stored rows are unique on the key already (every merge
+// writes them so), so only the staged side is deduplicated, and only when two staged
+// rows may share a key: an anti-join on the keys and a plain scan cost a fraction of
+// numbering every stored and staged row by key. When a partition is stored the staged
+// rows are read once into a materialised CTE, used by the anti-join and the union.
+// Paths are generated from the registry and the operator's data directory, quoted.
+func mergeQuery(st *staged, key []string, p stagedPart, file string, stored bool) (string, []any) {
+	t := st.t
 	cols := make([]string, len(t.Columns))
 	for i, c := range t.Columns {
 		cols[i] = lake.QuoteIdent(c.Name)
 	}
 	list := strings.Join(cols, ", ")
-	q := "SELECT " + list + " FROM " + stage + " WHERE " + partWhere(t)
+	var src []string
+	var args []any
+	if p.file != nil {
+		src = append(src, readCSV(st, p.file))
+	}
+	if p.table {
+		src = append(src, "SELECT "+list+", _ord FROM "+st.name+" WHERE "+partWhere(t))
+		args = partArgs(p.vals)
+	}
+	from := "(" + strings.Join(src, " UNION ALL ") + ")"
+	if stored {
+		from = "s"
+	}
+	q := "SELECT " + list + " FROM " + from
 	if p.dups {
 		keys := make([]string, len(key))
 		for i, k := range key {
@@ -402,21 +504,17 @@ func mergeQuery(t *lake.Table, stage string, key []string, p stagedPart, file st
 		}
 		q += " QUALIFY row_number() OVER (PARTITION BY " + strings.Join(keys, ", ") + " ORDER BY _ord DESC) = 1"
 	}
-	args := partArgs(p.vals)
 	if !stored {
 		return q, args
 	}
-	match := make([]string, 0, len(key)+len(t.Partitions))
+	match := make([]string, 0, len(key))
 	for _, k := range key {
 		k = lake.QuoteIdent(k)
 		match = append(match, "s."+k+" IS NOT DISTINCT FROM o."+k)
 	}
-	for _, pk := range t.Partitions {
-		match = append(match, "s."+lake.QuoteIdent("_part_"+pk)+" = ?")
-	}
-	old := "SELECT " + list + " FROM read_parquet(" + lake.QuoteString(file) + ") o WHERE NOT EXISTS (SELECT 1 FROM " + stage +
-		" s WHERE " + strings.Join(match, " AND ") + ")"
-	return old + " UNION ALL " + q, append(partArgs(p.vals), args...)
+	old := "SELECT " + list + " FROM read_parquet(" + lake.QuoteString(file) + ") o WHERE NOT EXISTS (SELECT 1 FROM s WHERE " +
+		strings.Join(match, " AND ") + ")"
+	return "WITH s AS MATERIALIZED (" + strings.Join(src, " UNION ALL ") + ") " + old + " UNION ALL " + q, args
 }
 
 // Summary is the closing line of an ingest run.
@@ -489,22 +587,51 @@ func EnsureLake(root string, now time.Time) error {
 }
 
 // Mark returns a point to roll the stage back to (see Rollback).
-func (s *Stage) Mark() int64 { return s.seq }
+func (s *Stage) Mark() int64 {
+	s.markHere()
+	return s.seq
+}
 
 // Rollback drops every row staged since mark, in every table: a loader stages a file
 // in one pass and, when a malformed line turns up, takes the file's rows back out.
 func (s *Stage) Rollback(ctx context.Context, mark int64) error {
+	return s.rollback(ctx, mark)
+}
+
+// rollback cuts every bulk file back to where it was at mark (its rows are in staging
+// order, so the rows after the mark are the end of the file) and deletes the staging
+// tables' rows from mark on.
+func (s *Stage) rollback(ctx context.Context, mark int64) error {
+	if err := s.sync(); err != nil {
+		return err
+	}
+	snap, ok := s.marks[mark]
+	if !ok {
+		return fmt.Errorf("stage: rollback to %d, which is not a mark", mark)
+	}
+	for m := range s.marks {
+		if m > mark {
+			delete(s.marks, m) // past the rollback: gone
+		}
+	}
 	for _, st := range s.tables {
-		if err := s.flush(ctx, st); err != nil {
-			return err
+		n := int64(0)
+		for _, pf := range st.parts {
+			if err := s.truncate(pf, snap[pf]); err != nil {
+				return err
+			}
+			n += pf.rows
 		}
-		// The table name is generated from the registry, never from input.
-		res, err := s.conn.ExecContext(ctx, "DELETE FROM "+st.name+" WHERE _ord >= ?", mark)
-		if err != nil {
-			return err
+		if st.tabRows > 0 {
+			// The table name is generated from the registry, never from input.
+			res, err := s.conn.ExecContext(ctx, "DELETE FROM "+st.name+" WHERE _ord >= ?", mark)
+			if err != nil {
+				return fmt.Errorf("rollback %s: %w", st.t.Name, err)
+			}
+			d, _ := res.RowsAffected()
+			st.tabRows -= d
 		}
-		n, _ := res.RowsAffected()
-		st.n -= n
+		st.n = n + st.tabRows
 	}
 	return nil
 }

@@ -41,8 +41,19 @@ func readAll(t *testing.T, file string) [][2]string {
 }
 
 // TestMergeIsIdempotentAndStagedRowsWin: merging the same rows twice changes nothing;
-// a corrected row replaces the stored one; other rows are kept.
+// a corrected row replaces the stored one; other rows are kept; of two staged rows
+// with one key the later wins. With the key declared up front (Stage.Key) the stage
+// notes the staged duplicates as it writes them and deduplicates only then; without
+// it every merge deduplicates: both give the same lake.
 func TestMergeIsIdempotentAndStagedRowsWin(t *testing.T) {
+	for _, declared := range []bool{false, true} {
+		t.Run(map[bool]string{false: "key at merge", true: "key declared"}[declared], func(t *testing.T) {
+			testMergeIdempotent(t, declared)
+		})
+	}
+}
+
+func testMergeIdempotent(t *testing.T, declared bool) {
 	root := t.TempDir()
 	ctx := context.Background()
 	tb := lake.PredmktProfiles
@@ -53,6 +64,11 @@ func TestMergeIsIdempotentAndStagedRowsWin(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer s.Close()
+		if declared {
+			if err := s.Key(tb, "wallet"); err != nil {
+				t.Fatal(err)
+			}
+		}
 		for _, r := range rows {
 			if err := s.Append(tb, nil, r[0], r[1], r[2]); err != nil {
 				t.Fatal(err)

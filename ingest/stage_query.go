@@ -46,8 +46,9 @@ func (s *Stage) InsertQuery(ctx context.Context, t *lake.Table, query string, ar
 		if err := s.conn.QueryRowContext(ctx, "SELECT max(_ord) FROM "+st.name).Scan(&maxSeq); err != nil {
 			return 0, err
 		}
-		s.seq = maxSeq + 1
+		s.seq = max(s.seq, maxSeq+1)
 	}
 	st.n += n
+	st.tabRows += n
 	return n, nil
 }

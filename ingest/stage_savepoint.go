@@ -18,6 +18,7 @@ type Savepoint struct {
 
 // Savepoint returns the current position of the stage.
 func (s *Stage) Savepoint() Savepoint {
+	s.markHere()
 	sp := Savepoint{seq: s.seq, n: make(map[string]int64, len(s.tables))}
 	for name, st := range s.tables {
 		sp.n[name] = st.n
@@ -28,17 +29,9 @@ func (s *Stage) Savepoint() Savepoint {
 // RollbackTo drops every row staged after sp.
 func (s *Stage) RollbackTo(ctx context.Context, sp Savepoint) error {
 	for name, st := range s.tables {
-		if st.n == sp.n[name] {
-			continue
+		if st.n != sp.n[name] {
+			return s.rollback(ctx, sp.seq)
 		}
-		if err := s.flush(ctx, st); err != nil {
-			return err
-		}
-		// The table name comes from the registry, never from input.
-		if _, err := s.conn.ExecContext(ctx, "DELETE FROM "+st.name+" WHERE _ord >= ?", sp.seq); err != nil {
-			return fmt.Errorf("rollback %s: %w", name, err)
-		}
-		st.n = sp.n[name]
 	}
 	return nil
 }
@@ -46,7 +39,9 @@ func (s *Stage) RollbackTo(ctx context.Context, sp Savepoint) error {
 // AppendQuery stages the rows of a query (run on the stage's own DuckDB connection,
 // bound args) into t's partition part: rows derived from what is already in the lake,
 // such as a public tape computed from merged fills. The query must return t's columns
-// by name. It returns the rows staged.
+// by name. It returns the rows staged. They all take one staging sequence, after every
+// row staged before: among them, rows sharing a key are kept in no defined order (the
+// query's rows have no order of their own), as with the row numbers this replaced.
 func (s *Stage) AppendQuery(ctx context.Context, t *lake.Table, part []string, query string, args ...any) (int64, error) {
 	if len(part) != len(t.Partitions) {
 		return 0, fmt.Errorf("table %s: %d partition values for %d keys", t.Name, len(part), len(t.Partitions))
@@ -69,7 +64,9 @@ func (s *Stage) AppendQuery(ctx context.Context, t *lake.Table, part []string, q
 		cols = append(cols, "?")
 		all = append(all, p)
 	}
-	cols = append(cols, "? + row_number() OVER ()")
+	// One sequence for every row: numbering them (row_number() OVER ()) made DuckDB
+	// gather the whole result on one thread before inserting it.
+	cols = append(cols, "CAST(? AS BIGINT)")
 	all = append(all, s.seq)
 	all = append(all, args...)
 	query = strings.TrimRight(strings.TrimSpace(query), ";")
@@ -81,8 +78,9 @@ func (s *Stage) AppendQuery(ctx context.Context, t *lake.Table, part []string, q
 	if err != nil {
 		return 0, err
 	}
-	s.seq += n + 1
+	s.seq++
 	st.n += n
+	st.tabRows += n
 	return n, nil
 }
 

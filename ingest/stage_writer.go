@@ -1,14 +1,13 @@
 package ingest
 
-import "context"
-
 // The writer goroutine: Append only copies a row into a batch and counts it; the
-// writer formats the rows into the bulk files and starts their loads, so that on two
+// writer formats the rows into the bulk files of their partitions, so that on two
 // cores the loader's parsing and the formatting run side by side. Everything else
-// that uses the stage's connection first calls sync, which hands over the batch being
-// filled and waits until the writer has loaded every pending row (the writer is then
-// idle until the next batch). The writer's first error is returned by every later
-// sync.
+// that uses the stage's connection or its files first calls sync, which hands over
+// the batch being filled and waits until the writer has written every pending row
+// (the writer is then idle until the next batch). The writer's first error is
+// returned by every later sync. A mark (Mark, Savepoint) is a message in the same
+// queue, so the writer notes how far each file had got exactly at it.
 
 // batchRows is the number of rows handed to the writer at once.
 const batchRows = 512
@@ -27,25 +26,40 @@ type stageBatch struct {
 
 type stageMsg struct {
 	batch *stageBatch
-	reply chan error // a sync: load everything, then answer
+	mark  bool       // note every file's position at seq
+	seq   int64      // the mark
+	reply chan error // a sync: write everything, then answer
 }
 
-// send hands the batch being filled to the writer, starting it on first use.
-func (s *Stage) send() error {
-	if s.cur == nil {
-		return nil
-	}
+// start starts the writer on first use.
+func (s *Stage) start() {
 	if s.work == nil {
 		s.work = make(chan stageMsg, 8)
 		s.done = make(chan struct{})
 		go s.writer()
 	}
+}
+
+// send hands the batch being filled to the writer.
+func (s *Stage) send() error {
+	if s.cur == nil {
+		return nil
+	}
+	s.start()
 	s.work <- stageMsg{batch: s.cur}
 	s.cur = nil
 	return nil
 }
 
-// sync waits until every row appended so far is in its staging table.
+// markHere has the writer note every bulk file's position at the current sequence,
+// after the rows appended so far.
+func (s *Stage) markHere() {
+	s.send() //nolint:errcheck // send does not fail
+	s.start()
+	s.work <- stageMsg{mark: true, seq: s.seq}
+}
+
+// sync waits until every row appended so far is written (and readable).
 func (s *Stage) sync() error {
 	if err := s.send(); err != nil {
 		return err
@@ -72,7 +86,8 @@ func (s *Stage) stop() {
 func (s *Stage) writer() {
 	defer close(s.done)
 	for m := range s.work {
-		if m.batch != nil {
+		switch {
+		case m.batch != nil:
 			if s.werr != nil {
 				continue
 			}
@@ -84,27 +99,30 @@ func (s *Stage) writer() {
 					break
 				}
 			}
-			continue
+		case m.mark:
+			snap := map[*partFile]filePos{}
+			for _, st := range s.tables {
+				for _, pf := range st.parts {
+					if pf.rows > 0 {
+						snap[pf] = filePos{rows: pf.rows, bytes: pf.bytes, longest: pf.longest}
+					}
+				}
+			}
+			s.marks[m.seq] = snap
+		default:
+			if s.werr == nil {
+				s.werr = s.drain()
+			}
+			m.reply <- s.werr
 		}
-		if s.werr == nil {
-			s.werr = s.drain()
-		}
-		m.reply <- s.werr
 	}
 }
 
-// drain loads every table's pending rows and flushes the appenders.
+// drain flushes every bulk file and appender, so that what was written can be read.
 func (s *Stage) drain() error {
-	if err := s.wait(); err != nil {
-		return err
-	}
 	for _, st := range s.tables {
-		path, q, rows, err := st.detach()
-		if err != nil {
-			return err
-		}
-		if rows > 0 {
-			if err := s.loadFile(context.Background(), st.t.Name, path, q, rows); err != nil {
+		for _, pf := range st.parts {
+			if err := pf.flush(); err != nil {
 				return err
 			}
 		}

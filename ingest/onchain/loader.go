@@ -79,6 +79,19 @@ func (b *blockSet) add(n uint64) {
 	b.n++
 }
 
+// mergeKeys are the tables a loader merges, in order, with their keys.
+var mergeKeys = []struct {
+	t   *lake.Table
+	key []string
+}{
+	{lake.OnchainTransfers, []string{"tx_hash", "log_index"}},
+	{lake.OnchainTokens, []string{"chain", "token_address"}},
+	{lake.OnchainPrices, []string{"token_address", "hour"}},
+	{lake.OnchainLabels, []string{"address", "source"}},
+	{lake.OnchainLabelSources, []string{"source"}},
+	{lake.OnchainENS, []string{"address", "name"}},
+}
+
 // NewLoader opens a loader for chain on the lake at root, reading the tokens and
 // prices the lake already holds for that chain.
 func NewLoader(ctx context.Context, root, chain string) (*Loader, error) {
@@ -88,6 +101,14 @@ func NewLoader(ctx context.Context, root, chain string) (*Loader, error) {
 	st, err := ingest.NewStage(ctx, root)
 	if err != nil {
 		return nil, err
+	}
+	// The keys are declared up front so that a merge deduplicates staged rows only
+	// when some share a key (ingest.Stage.Key).
+	for _, m := range mergeKeys {
+		if err := st.Key(m.t, m.key...); err != nil {
+			st.Close()
+			return nil, err
+		}
 	}
 	l := &Loader{Chain: chain, Root: root, stage: st, blocks: map[uint64]int64{}, tokens: map[string]*Token{},
 		staged: map[string]bool{}, prices: map[string]map[int64]float64{}, unknown: map[string]int64{}}
@@ -332,17 +353,7 @@ func (l *Loader) Commit(ctx context.Context, now time.Time) error {
 		}
 	}
 	l.staged = map[string]bool{}
-	for _, m := range []struct {
-		t   *lake.Table
-		key []string
-	}{
-		{lake.OnchainTransfers, []string{"tx_hash", "log_index"}},
-		{lake.OnchainTokens, []string{"chain", "token_address"}},
-		{lake.OnchainPrices, []string{"token_address", "hour"}},
-		{lake.OnchainLabels, []string{"address", "source"}},
-		{lake.OnchainLabelSources, []string{"source"}},
-		{lake.OnchainENS, []string{"address", "name"}},
-	} {
+	for _, m := range mergeKeys {
 		if l.stage.Staged(m.t) == 0 {
 			continue
 		}

@@ -101,6 +101,13 @@ func NewLoader(stage *ingest.Stage, opts Options) (*Loader, error) {
 		}
 		opts.User = lower(opts.User)
 	}
+	// The keys are declared up front so that a merge deduplicates staged rows only
+	// when some share a key (ingest.Stage.Key).
+	for t, key := range Keys {
+		if err := stage.Key(t, key...); err != nil {
+			return nil, err
+		}
+	}
 	return &Loader{stage: stage, opts: opts, dates: map[string]bool{}, snaps: map[string]bool{}, hype: map[[2]string][]any{},
 		Tables: map[string]ingest.MergeStats{}}, nil
 }

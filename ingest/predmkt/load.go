@@ -161,6 +161,16 @@ func validKind(k string) bool {
 	return false
 }
 
+// mergeKeys are the tables a loader merges, in order, with their keys.
+var mergeKeys = []struct {
+	t   *lake.Table
+	key []string
+}{
+	{lake.PredmktMarkets, keyMarkets}, {lake.PredmktTokens, keyTokens}, {lake.PredmktResolutions, keyResolutions},
+	{lake.PredmktProfiles, keyProfiles}, {lake.PredmktBookEvents, keyEvents},
+	{lake.PredmktFamilyBookEvents, keyEvents}, {lake.PredmktTrades, keyTrades},
+}
+
 // NewLoader opens a loader on the lake at root (which need not exist yet).
 func NewLoader(ctx context.Context, root string) (*Loader, error) {
 	if err := os.MkdirAll(root, 0o755); err != nil {
@@ -169,6 +179,14 @@ func NewLoader(ctx context.Context, root string) (*Loader, error) {
 	st, err := ingest.NewStage(ctx, root)
 	if err != nil {
 		return nil, err
+	}
+	// The keys are declared up front so that a merge deduplicates staged rows only
+	// when some share a key (ingest.Stage.Key).
+	for _, tk := range mergeKeys {
+		if err := st.Key(tk.t, tk.key...); err != nil {
+			st.Close()
+			return nil, err
+		}
 	}
 	db, err := sql.Open("duckdb", "")
 	if err != nil {
@@ -476,14 +494,7 @@ func (l *Loader) Commit(ctx context.Context) error {
 	if err := l.stageFills(ctx); err != nil {
 		return err
 	}
-	for _, tk := range []struct {
-		t   *lake.Table
-		key []string
-	}{
-		{lake.PredmktMarkets, keyMarkets}, {lake.PredmktTokens, keyTokens}, {lake.PredmktResolutions, keyResolutions},
-		{lake.PredmktProfiles, keyProfiles}, {lake.PredmktBookEvents, keyEvents},
-		{lake.PredmktFamilyBookEvents, keyEvents}, {lake.PredmktTrades, keyTrades},
-	} {
+	for _, tk := range mergeKeys {
 		ms, err := l.stage.Merge(ctx, tk.t, tk.key)
 		if err != nil {
 			return fmt.Errorf("%s: %w", tk.t.Name, err)
