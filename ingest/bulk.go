@@ -201,17 +201,23 @@ type filePos struct {
 	longest     int
 }
 
-// add writes one row (stored columns, then _ord) to the bulk file of its partition;
-// false when the row has no exact CSV form (nothing is written then).
-func (s *Stage) addBulk(st *staged, vals []any, part []string, ord int64) (bool, error) {
+// addBulk writes one row (stored columns, then _ord), given as vals or as tvals, to
+// the bulk file of its partition; false when the row has no exact CSV form (nothing is
+// written then).
+func (s *Stage) addBulk(st *staged, vals []any, tvals []Val, part []string, ord int64) (bool, error) {
 	x := s.line[:0]
 	ends := s.ends[:0]
 	var ok bool
-	for i, v := range vals {
+	for i, k := range st.kinds {
 		if i > 0 {
 			x = append(x, ',')
 		}
-		if x, ok = appendValue(x, st.kinds[i], v); !ok {
+		if tvals != nil {
+			x, ok = appendVal(x, k, tvals[i])
+		} else {
+			x, ok = appendValue(x, k, vals[i])
+		}
+		if !ok {
 			s.line = x
 			return false, nil
 		}

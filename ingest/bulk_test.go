@@ -71,8 +71,37 @@ func same(staged, stored any) bool {
 // CSV line limit; doubles bit for bit (shortest text, subnormals, signed zero, NaN,
 // infinities); timestamps before 1970 and with nanoseconds (kept to the microsecond,
 // as the appender does); integer extremes. Rows the CSV does not carry (a value of a Go
-// type without a CSV form here) go through the appender in the same stage.
+// type without a CSV form here) go through the appender in the same stage. The rows
+// are staged as interfaces (Append), or as Vals (AppendVals) with the key declared,
+// the appender's rows still as interfaces in the same batches.
 func TestBulkStagingStoresValuesExactly(t *testing.T) {
+	for _, typed := range []bool{false, true} {
+		t.Run(map[bool]string{false: "Append", true: "AppendVals"}[typed], func(t *testing.T) { testBulkExact(t, typed) })
+	}
+}
+
+// toVal is v as a Val.
+func toVal(v any) Val {
+	switch x := v.(type) {
+	case string:
+		return Text(x)
+	case float64:
+		return Float(x)
+	case int64:
+		return Int(x)
+	case int32:
+		return Int(int64(x))
+	case bool:
+		return Bool(x)
+	case time.Time:
+		return Time(x)
+	case nil:
+		return Null()
+	}
+	panic(fmt.Sprintf("no Val for %T", v))
+}
+
+func testBulkExact(t *testing.T, typed bool) {
 	root := t.TempDir()
 	ctx := context.Background()
 	s, err := NewStage(ctx, root)
@@ -80,6 +109,11 @@ func TestBulkStagingStoresValuesExactly(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	if typed {
+		if err := s.Key(lake.PerpdexFills, "tid", "wallet"); err != nil {
+			t.Fatal(err)
+		}
+	}
 	long := strings.Repeat(`{"price":"0.5","size":"1,000"},`, 100_000) // 3 MB in one value
 	texts := []any{`a,b`, `say "hi", twice ""`, "line1\nline2\r\nline3\r", "", " padded ", "ünïcødé ✓", `\N`, "NULL", `"`, long, nil}
 	floats := []any{0.1, 0.30000000000000004, 66653.0, 5e-324, 2.2250738585072014e-308, math.MaxFloat64, -math.MaxFloat64,
@@ -110,7 +144,17 @@ func TestBulkStagingStoresValuesExactly(t *testing.T) {
 			nil, nil, nil, false, "0xh", int64(1), int64(2), false, nil}},
 		row{"2026-04-02", []any{times[1], "0xfallback2", "ok", "", "A", 1.5, 2.5, "Open Short", 0.0, 0.0, 0.0, "USDC",
 			nil, nil, nil, true, "0xh", uint64(7), int64(2), false, nil}})
-	for _, r := range rows {
+	for i, r := range rows {
+		if typed && i < n {
+			tv := make([]Val, len(r.vals))
+			for j, v := range r.vals {
+				tv[j] = toVal(v)
+			}
+			if err := s.AppendVals(lake.PerpdexFills, []string{r.part}, tv...); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
 		if err := s.Append(lake.PerpdexFills, []string{r.part}, r.vals...); err != nil {
 			t.Fatal(err)
 		}

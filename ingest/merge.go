@@ -123,10 +123,10 @@ func (s *Stage) Close() error {
 // bool, time.Time, or nil for NULL).
 func (s *Stage) Append(t *lake.Table, part []string, vals ...any) error {
 	if len(part) != len(t.Partitions) {
-		return fmt.Errorf("table %s: %d partition values for %d keys", t.Name, len(part), len(t.Partitions))
+		return errPartCount(t, len(part))
 	}
 	if len(vals) != len(t.Columns) {
-		return fmt.Errorf("table %s: row has %d values for %d columns", t.Name, len(vals), len(t.Columns))
+		return errColCount(t, len(vals))
 	}
 	st, err := s.table(t)
 	if err != nil {
@@ -134,14 +134,31 @@ func (s *Stage) Append(t *lake.Table, part []string, vals ...any) error {
 	}
 	// The row is copied into the batch (the caller may reuse vals and part), counted
 	// here, and formatted by the writer goroutine (stage_writer.go).
-	bt := s.cur
-	if bt == nil {
-		bt = &stageBatch{rows: make([]batchRow, 0, batchRows), vals: make([]any, 0, batchRows*len(vals)), parts: make([]string, 0, batchRows*len(part))}
-		s.cur = bt
-	}
+	bt := s.batch()
 	bt.rows = append(bt.rows, batchRow{st: st, v: len(bt.vals), p: len(bt.parts), ord: s.seq})
 	bt.vals = append(bt.vals, vals...)
 	bt.parts = append(bt.parts, part...)
+	return s.appended(st, bt)
+}
+
+func errPartCount(t *lake.Table, n int) error {
+	return fmt.Errorf("table %s: %d partition values for %d keys", t.Name, n, len(t.Partitions))
+}
+
+func errColCount(t *lake.Table, n int) error {
+	return fmt.Errorf("table %s: row has %d values for %d columns", t.Name, n, len(t.Columns))
+}
+
+// batch is the batch being filled.
+func (s *Stage) batch() *stageBatch {
+	if s.cur == nil {
+		s.cur = &stageBatch{rows: make([]batchRow, 0, batchRows), parts: make([]string, 0, batchRows)}
+	}
+	return s.cur
+}
+
+// appended counts the row just added to bt and hands a full batch to the writer.
+func (s *Stage) appended(st *staged, bt *stageBatch) error {
 	s.seq++
 	st.n++
 	if len(bt.rows) == batchRows {
@@ -152,10 +169,10 @@ func (s *Stage) Append(t *lake.Table, part []string, vals ...any) error {
 
 // appendRow stages one row through its partition's bulk file, or through the
 // appender when the file cannot carry it. Called by the writer goroutine only.
-func (s *Stage) appendRow(st *staged, vals []any, part []string, ord int64) error {
+func (s *Stage) appendRow(st *staged, vals []any, tvals []Val, part []string, ord int64) error {
 	t := st.t
 	if st.kinds != nil {
-		ok, err := s.addBulk(st, vals, part, ord)
+		ok, err := s.addBulk(st, vals, tvals, part, ord)
 		if err != nil || ok {
 			return err
 		}
@@ -171,14 +188,19 @@ func (s *Stage) appendRow(st *staged, vals []any, part []string, ord int64) erro
 		}
 		st.row = make([]driver.Value, len(t.Columns)+len(t.Partitions)+1)
 	}
-	for i, v := range vals {
-		if x, ok := v.(int); ok {
+	for i := range t.Columns {
+		var v any
+		if tvals != nil {
+			v = tvals[i].value(t.Columns[i].Type)
+		} else if x, ok := vals[i].(int); ok {
 			v = int64(x)
+		} else {
+			v = vals[i]
 		}
 		st.row[i] = v
 	}
 	for i, p := range part {
-		st.row[len(vals)+i] = p
+		st.row[len(t.Columns)+i] = p
 	}
 	st.row[len(st.row)-1] = ord
 	if err := st.app.AppendRow(st.row...); err != nil {

@@ -13,14 +13,16 @@ package ingest
 const batchRows = 512
 
 type batchRow struct {
-	st   *staged
-	v, p int // offsets of the row's values and partition values
-	ord  int64
+	st    *staged
+	v, p  int // offsets of the row's values (vals, or tvals when typed) and partition values
+	ord   int64
+	typed bool // appended as Vals (AppendVals)
 }
 
 type stageBatch struct {
 	rows  []batchRow
 	vals  []any
+	tvals []Val
 	parts []string
 }
 
@@ -94,7 +96,14 @@ func (s *Stage) writer() {
 			b := m.batch
 			for _, r := range b.rows {
 				t := r.st.t
-				if err := s.appendRow(r.st, b.vals[r.v:r.v+len(t.Columns)], b.parts[r.p:r.p+len(t.Partitions)], r.ord); err != nil {
+				var vals []any
+				var tvals []Val
+				if r.typed {
+					tvals = b.tvals[r.v : r.v+len(t.Columns)]
+				} else {
+					vals = b.vals[r.v : r.v+len(t.Columns)]
+				}
+				if err := s.appendRow(r.st, vals, tvals, b.parts[r.p:r.p+len(t.Partitions)], r.ord); err != nil {
 					s.werr = err
 					break
 				}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"mdq/ingest"
 )
 
 // Fill is one perpdex_fills row: one user's side of one trade.
@@ -36,6 +38,16 @@ func (f *Fill) Row() []any {
 	return []any{f.Time, f.Wallet, f.Coin, f.Dex, f.Side, f.Px, f.Sz, f.Dir, f.StartPosition, f.ClosedPnl,
 		f.Fee, f.FeeToken, ptr(f.Builder), ptr(f.BuilderFee), ptr(f.DeployerFee), f.Crossed, f.Hash, f.Tid, f.Oid,
 		f.Liquidation, ptr(f.LiqMarkPx)}
+}
+
+// vals puts the fill in perpdex_fills column order into row, as Row does without an
+// interface per value.
+func (f *Fill) vals(row *[21]ingest.Val) {
+	*row = [21]ingest.Val{ingest.Time(f.Time), ingest.Text(f.Wallet), ingest.Text(f.Coin), ingest.Text(f.Dex), ingest.Text(f.Side),
+		ingest.Float(f.Px), ingest.Float(f.Sz), ingest.Text(f.Dir), ingest.Float(f.StartPosition), ingest.Float(f.ClosedPnl),
+		ingest.Float(f.Fee), ingest.Text(f.FeeToken), ingest.OptText(f.Builder), ingest.OptFloat(f.BuilderFee),
+		ingest.OptFloat(f.DeployerFee), ingest.Bool(f.Crossed), ingest.Text(f.Hash), ingest.Int(f.Tid), ingest.Int(f.Oid),
+		ingest.Bool(f.Liquidation), ingest.OptFloat(f.LiqMarkPx)}
 }
 
 // Date is the fill's partition (UTC date).

@@ -34,6 +34,9 @@ func parseFile(t *testing.T, path, kind string, fc fileCtx) parsed {
 			return nil
 		}
 		p.rows = append(p.rows, rec.rows...)
+		for i := range rec.fills {
+			p.rows = append(p.rows, Row{lake.PerpdexFills, rec.fills[i].Date(), rec.fills[i].Row()})
+		}
 		p.skipped = append(p.skipped, rec.skipped...)
 		return nil
 	})

@@ -30,7 +30,10 @@ func dated(t *lake.Table, at time.Time, vals ...any) Row {
 // record is what one input record (a line, or an element of an answer) gives: rows,
 // and records understood but not stored, by reason.
 type record struct {
-	rows    []Row
+	rows []Row
+	// fills are perpdex_fills rows of a node file, kept as fills: the loader stages
+	// them as Vals (no interface per value), and they are most of an ingest.
+	fills   []Fill
 	skipped []string
 }
 

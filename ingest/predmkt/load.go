@@ -64,7 +64,8 @@ type Result struct {
 type Loader struct {
 	root  string
 	stage *ingest.Stage
-	db    *sql.DB // reads the lake's current metadata and tape (matching fills)
+	row   [14]ingest.Val // the tape row being staged, reused (no allocation per value)
+	db    *sql.DB        // reads the lake's current metadata and tape (matching fills)
 
 	tape     *Tape
 	markets  map[string]Market // this run's markets, full rows winning over partial ones
@@ -397,6 +398,14 @@ func (l *Loader) read(in input, validate, skipBad bool) ([]error, error) {
 	return bad, err
 }
 
+// vals puts the row in lake column order into row, as Values does without an
+// interface per value (the loader stages it with AppendVals).
+func (e *Event) vals(row *[14]ingest.Val) {
+	*row = [14]ingest.Val{ingest.Text(e.Type), ingest.Text(e.Token), ingest.Int(e.Ts), ingest.Int(e.LocalTs), ingest.Int(e.Seq),
+		ingest.Text(e.Side), ingest.Float(e.Price), ingest.Float(e.Size), ingest.Float(e.BestBid), ingest.Float(e.BestAsk),
+		ingest.Text(e.Bids), ingest.Text(e.Asks), ingest.Int(int64(e.Snapshot)), ingest.Text(e.Status)}
+}
+
 // stageEvent stages one tape row (and its copy in the family layout).
 func (l *Loader) stageEvent(e *Event) {
 	// The date of the last event's day, kept: formatting a date per event was a
@@ -408,11 +417,12 @@ func (l *Loader) stageEvent(e *Event) {
 	if e.Type == "trade" && l.keepTrades {
 		l.runTrades = append(l.runTrades, *e)
 	}
-	if err := l.stage.Append(lake.PredmktBookEvents, []string{date}, e.Values()...); err != nil {
+	e.vals(&l.row)
+	if err := l.stage.AppendVals(lake.PredmktBookEvents, []string{date}, l.row[:]...); err != nil {
 		panic(err) // the appender fails only on a programming error (wrong column count/type)
 	}
 	if f, ok := l.family[e.Token]; ok {
-		if err := l.stage.Append(lake.PredmktFamilyBookEvents, []string{f[0], f[1], date}, e.Values()...); err != nil {
+		if err := l.stage.AppendVals(lake.PredmktFamilyBookEvents, []string{f[0], f[1], date}, l.row[:]...); err != nil {
 			panic(err)
 		}
 	}
