@@ -42,6 +42,7 @@ type Stage struct {
 	// appender), or by others only after sync. The fields below werr belong to the
 	// writer (read by others only after sync).
 	cur   *stageBatch
+	free  chan *stageBatch // batches the writer has finished with
 	work  chan stageMsg
 	done  chan struct{}
 	werr  error // the writer's first error
@@ -100,6 +101,7 @@ func NewStage(ctx context.Context, root string) (*Stage, error) {
 		return nil, err
 	}
 	return &Stage{root: root, tmp: tmp, db: db, conn: conn, tables: map[string]*staged{}, keys: map[string][]string{},
+		free:  make(chan *stageBatch, 16),
 		marks: map[int64]map[*partFile]filePos{}}, nil
 }
 
@@ -149,10 +151,17 @@ func errColCount(t *lake.Table, n int) error {
 	return fmt.Errorf("table %s: row has %d values for %d columns", t.Name, n, len(t.Columns))
 }
 
-// batch is the batch being filled.
+// batch is the batch being filled: one the writer has finished with, else a new one.
+// Reusing them matters: a batch of Vals is a few hundred kilobytes, and allocating
+// (and clearing) one every 512 rows cost more than the boxing it saves.
 func (s *Stage) batch() *stageBatch {
 	if s.cur == nil {
-		s.cur = &stageBatch{rows: make([]batchRow, 0, batchRows), parts: make([]string, 0, batchRows)}
+		select {
+		case b := <-s.free:
+			s.cur = b
+		default:
+			s.cur = &stageBatch{rows: make([]batchRow, 0, batchRows), parts: make([]string, 0, batchRows)}
+		}
 	}
 	return s.cur
 }

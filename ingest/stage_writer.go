@@ -90,23 +90,14 @@ func (s *Stage) writer() {
 	for m := range s.work {
 		switch {
 		case m.batch != nil:
-			if s.werr != nil {
-				continue
-			}
 			b := m.batch
-			for _, r := range b.rows {
-				t := r.st.t
-				var vals []any
-				var tvals []Val
-				if r.typed {
-					tvals = b.tvals[r.v : r.v+len(t.Columns)]
-				} else {
-					vals = b.vals[r.v : r.v+len(t.Columns)]
-				}
-				if err := s.appendRow(r.st, vals, tvals, b.parts[r.p:r.p+len(t.Partitions)], r.ord); err != nil {
-					s.werr = err
-					break
-				}
+			if s.werr == nil {
+				s.writeBatch(b)
+			}
+			b.rows, b.vals, b.tvals, b.parts = b.rows[:0], b.vals[:0], b.tvals[:0], b.parts[:0]
+			select {
+			case s.free <- b: // for Append to fill again
+			default:
 			}
 		case m.mark:
 			snap := map[*partFile]filePos{}
@@ -123,6 +114,24 @@ func (s *Stage) writer() {
 				s.werr = s.drain()
 			}
 			m.reply <- s.werr
+		}
+	}
+}
+
+// writeBatch writes the rows of b (noting the writer's first error).
+func (s *Stage) writeBatch(b *stageBatch) {
+	for _, r := range b.rows {
+		t := r.st.t
+		var vals []any
+		var tvals []Val
+		if r.typed {
+			tvals = b.tvals[r.v : r.v+len(t.Columns)]
+		} else {
+			vals = b.vals[r.v : r.v+len(t.Columns)]
+		}
+		if err := s.appendRow(r.st, vals, tvals, b.parts[r.p:r.p+len(t.Partitions)], r.ord); err != nil {
+			s.werr = err
+			break
 		}
 	}
 }
