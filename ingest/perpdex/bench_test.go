@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"mdq/ingest"
+	"mdq/lake"
 )
 
 // nodeFile writes a node fill file of n fills (ten fills per block, two sides per
@@ -97,9 +98,11 @@ func benchIngest(b *testing.B, compress bool) {
 	b.SetBytes(size) // uncompressed bytes
 	b.ResetTimer()
 	cpu0 := cpuSeconds()
+	var stageCPU, stageWall, mergeCPU, mergeWall float64
 	for range b.N {
 		root := b.TempDir()
 		ctx := context.Background()
+		t0, c0 := time.Now(), cpuSeconds()
 		st, err := ingest.NewStage(ctx, root)
 		if err != nil {
 			b.Fatal(err)
@@ -108,14 +111,80 @@ func benchIngest(b *testing.B, compress bool) {
 		if err := l.File(ctx, name); err != nil {
 			b.Fatal(err)
 		}
+		t1, c1 := time.Now(), cpuSeconds()
 		sum, err := l.Finish(ctx, time.Now())
 		st.Close()
 		if err != nil || sum.Read != n {
 			b.Fatalf("%s %v", sum.String(), err)
 		}
+		stageCPU += c1 - c0
+		stageWall += t1.Sub(t0).Seconds()
+		mergeCPU += cpuSeconds() - c1
+		mergeWall += time.Since(t1).Seconds()
 	}
 	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "fills/s")
 	b.ReportMetric(float64(n*b.N)/(cpuSeconds()-cpu0), "fills/cpu-s")
+	// Per run: staging (parse, build rows, write the bulk files) and the merges (fills
+	// read from the bulk file, sorted, written; the tape derived and written, of which
+	// BenchmarkTapeFromFills measures the tape alone).
+	k := float64(b.N)
+	b.ReportMetric(stageCPU/k, "stage-cpu-s")
+	b.ReportMetric(stageWall/k, "stage-wall-s")
+	b.ReportMetric(mergeCPU/k, "merge-cpu-s")
+	b.ReportMetric(mergeWall/k, "merge-wall-s")
+}
+
+// BenchmarkTapeFromFills: the public tape of a day derived from its stored fills
+// (200,000 fills, 100,000 trades) and merged into an empty tape partition: the tape's
+// share of a node-fills ingest.
+func BenchmarkTapeFromFills(b *testing.B) {
+	const n = 200_000
+	name, _ := nodeFile(b, n, false)
+	root := b.TempDir()
+	ctx := context.Background()
+	st, err := ingest.NewStage(ctx, root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	l, _ := NewLoader(st, Options{})
+	if err := l.File(ctx, name); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := l.Finish(ctx, time.Now()); err != nil {
+		b.Fatal(err)
+	}
+	st.Close()
+	dates := l.dates
+	b.ResetTimer()
+	start, cpu0 := time.Now(), cpuSeconds()
+	var trades int64
+	for range b.N {
+		b.StopTimer()
+		old, _ := filepath.Glob(filepath.Join(root, "archive", "venue=perpdex", "date=*", lake.PerpdexTrades.File))
+		if len(old) == 0 {
+			b.Fatal("no tape was written")
+		}
+		for _, f := range old {
+			if err := os.Remove(f); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StartTimer()
+		st, err := ingest.NewStage(ctx, root)
+		if err != nil {
+			b.Fatal(err)
+		}
+		l, _ := NewLoader(st, Options{})
+		l.dates = dates
+		if _, err := l.Finish(ctx, time.Now()); err != nil {
+			b.Fatal(err)
+		}
+		trades += l.derived
+		st.Close()
+	}
+	b.ReportMetric(float64(trades)/time.Since(start).Seconds(), "trades/s")
+	b.ReportMetric(float64(trades)/(cpuSeconds()-cpu0), "trades/cpu-s")
+	b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N), "cpu-s/op")
 }
 
 // BenchmarkNodeFillsIngest: a plain node file into an empty lake (parse, stage,
