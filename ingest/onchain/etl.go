@@ -32,6 +32,19 @@ const (
 type ETLFile struct {
 	Path string
 	Kind string
+	// Name and Line0 place the file's lines in what the operator gave: a section of a
+	// concatenated export read from stdin (SplitETL) is named "-" and its lines are
+	// numbered from the start of the stream. "" and 0 for a file of its own.
+	Name  string
+	Line0 int
+}
+
+// name is the file as messages name it.
+func (f ETLFile) name() string {
+	if f.Name != "" {
+		return f.Name
+	}
+	return f.Path
 }
 
 // kindOf names an export by its columns.
@@ -78,7 +91,7 @@ func FindETL(paths []string) ([]ETLFile, error) {
 			if k == "" {
 				return nil, fmt.Errorf("%s:1: not an Ethereum-ETL token_transfers, blocks, tokens or transactions export (header not recognised)", p)
 			}
-			out = append(out, ETLFile{p, k})
+			out = append(out, ETLFile{Path: p, Kind: k})
 			continue
 		}
 		var names []string
@@ -102,11 +115,98 @@ func FindETL(paths []string) ([]ETLFile, error) {
 				return nil, err
 			}
 			if k != "" {
-				out = append(out, ETLFile{n, k})
+				out = append(out, ETLFile{Path: n, Kind: k})
 			}
 		}
 	}
 	return out, nil
+}
+
+// SplitETL reads one concatenated export from r (Ethereum-ETL CSV files one after
+// another, each beginning with its header row, as `cat blocks.csv
+// token_transfers.csv` gives; compressed as a whole or not) and writes each section to
+// a file of its own under dir, to be loaded as any export: a line that is a header
+// Ethereum-ETL writes begins a section (no data row of these exports reads as one),
+// and the first line must be one. The sections are named "-" in messages, their lines
+// numbered from the start of the stream. The caller removes the files.
+func SplitETL(r io.Reader, dir string) ([]ETLFile, error) {
+	in, err := ingest.Open("-", r)
+	if err != nil {
+		return nil, err
+	}
+	defer in.Close()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	var out []ETLFile
+	var f *os.File
+	var w *bufio.Writer
+	closeSection := func() error {
+		if f == nil {
+			return nil
+		}
+		err := w.Flush()
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		f = nil
+		return err
+	}
+	fail := func(err error) ([]ETLFile, error) {
+		closeSection() //nolint:errcheck // the files go anyway
+		RemoveETL(out)
+		return nil, err
+	}
+	br := bufio.NewReaderSize(in, 1<<20)
+	for n := 1; ; n++ {
+		line, rerr := br.ReadBytes('\n')
+		if rerr != nil && !errors.Is(rerr, io.EOF) {
+			return fail(fmt.Errorf("-:%d: %w", n, rerr))
+		}
+		if len(line) == 0 {
+			break
+		}
+		if k := headerKind(string(line)); k != "" {
+			if err := closeSection(); err != nil {
+				return fail(err)
+			}
+			if f, err = os.CreateTemp(dir, "etl-stdin-*.csv"); err != nil {
+				return fail(err)
+			}
+			w = bufio.NewWriterSize(f, 1<<20)
+			out = append(out, ETLFile{Path: f.Name(), Kind: k, Name: "-", Line0: n - 1})
+		} else if f == nil {
+			return fail(fmt.Errorf("-:%d: not an Ethereum-ETL token_transfers, blocks, tokens, transactions or traces export (header not recognised)", n))
+		}
+		if _, err := w.Write(line); err != nil {
+			return fail(err)
+		}
+		if rerr != nil {
+			break
+		}
+	}
+	if err := closeSection(); err != nil {
+		return fail(err)
+	}
+	return out, nil
+}
+
+// RemoveETL removes the section files SplitETL wrote.
+func RemoveETL(files []ETLFile) {
+	for _, f := range files {
+		if f.Name == "-" {
+			os.Remove(f.Path)
+		}
+	}
+}
+
+// headerKind is the kind of export whose header line is line, "" when it is none.
+func headerKind(line string) string {
+	cols := map[string]int{}
+	for i, c := range strings.Split(strings.TrimRight(line, "\r\n"), ",") {
+		cols[strings.TrimSpace(strings.Trim(c, `"`))] = i
+	}
+	return kindOf(cols)
 }
 
 func classify(path string) (string, error) {
@@ -119,11 +219,7 @@ func classify(path string) (string, error) {
 	if err != nil && !errors.Is(err, io.EOF) {
 		return "", fmt.Errorf("%s:1: %w", path, err)
 	}
-	cols := map[string]int{}
-	for i, c := range strings.Split(strings.TrimRight(line, "\r\n"), ",") {
-		cols[strings.TrimSpace(strings.Trim(c, `"`))] = i
-	}
-	return kindOf(cols), nil
+	return headerKind(line), nil
 }
 
 // Options controls how bad input is handled.
@@ -138,8 +234,9 @@ type Options struct {
 
 // csvFile reads one export: fn gets each data row with its line number and a column
 // lookup. Errors are FILE:LINE: reason.
-func csvFile(path string, opt Options, sum *ingest.Summary, fn func(line int, col func(string) string) error) error {
-	f, err := ingest.Open(path, nil)
+func csvFile(file ETLFile, opt Options, sum *ingest.Summary, fn func(line int, col func(string) string) error) error {
+	path := file.name()
+	f, err := ingest.Open(file.Path, nil)
 	if err != nil {
 		return err
 	}
@@ -151,7 +248,7 @@ func csvFile(path string, opt Options, sum *ingest.Summary, fn func(line int, co
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
-		return &ingest.LineError{File: path, Line: 1, Reason: err.Error()}
+		return &ingest.LineError{File: path, Line: file.Line0 + 1, Reason: err.Error()}
 	}
 	idx := map[string]int{}
 	for i, c := range header {
@@ -176,7 +273,7 @@ func csvFile(path string, opt Options, sum *ingest.Summary, fn func(line int, co
 			if !errors.As(err, &pe) {
 				return &ingest.LineError{File: path, Line: 0, Reason: err.Error()}
 			}
-			line = pe.Line
+			line = file.Line0 + pe.Line
 			if opt.SkipBad && !errors.Is(pe.Err, csv.ErrQuote) && !errors.Is(pe.Err, csv.ErrBareQuote) {
 				sum.Rejected++
 				if opt.Warn != nil {
@@ -187,6 +284,7 @@ func csvFile(path string, opt Options, sum *ingest.Summary, fn func(line int, co
 			return &ingest.LineError{File: path, Line: line, Reason: pe.Err.Error()}
 		}
 		line, _ = r.FieldPos(0)
+		line += file.Line0
 		sum.Read++
 		if err := fn(line, col); err != nil {
 			var re *RunError
@@ -224,21 +322,21 @@ func LoadETL(ctx context.Context, l *Loader, files []ETLFile, opt Options) error
 			var err error
 			switch kind {
 			case KindTokens:
-				err = csvFile(f.Path, opt, &l.Sum, func(_ int, col func(string) string) error { return etlToken(l, col) })
+				err = csvFile(f, opt, &l.Sum, func(_ int, col func(string) string) error { return etlToken(l, col) })
 			case KindBlocks:
-				err = csvFile(f.Path, opt, &l.Sum, func(_ int, col func(string) string) error { return etlBlock(l, col) })
+				err = csvFile(f, opt, &l.Sum, func(_ int, col func(string) string) error { return etlBlock(l, col) })
 			case KindTransactions:
-				err = csvFile(f.Path, opt, &l.Sum, func(_ int, col func(string) string) error { return etlTransaction(ctx, l, col) })
+				err = csvFile(f, opt, &l.Sum, func(_ int, col func(string) string) error { return etlTransaction(ctx, l, col) })
 			case KindTraces:
-				err = csvFile(f.Path, opt, &l.Sum, func(_ int, col func(string) string) error { return etlTrace(ctx, l, col, traceSeq) })
+				err = csvFile(f, opt, &l.Sum, func(_ int, col func(string) string) error { return etlTrace(ctx, l, col, traceSeq) })
 			case KindTransfers:
-				err = csvFile(f.Path, opt, &l.Sum, func(_ int, col func(string) string) error { return etlTransfer(ctx, l, col) })
+				err = csvFile(f, opt, &l.Sum, func(_ int, col func(string) string) error { return etlTransfer(ctx, l, col) })
 			}
 			if err != nil {
 				return err
 			}
 			if opt.Progress != nil {
-				opt.Progress(f.Path, l.Sum.Read)
+				opt.Progress(f.name(), l.Sum.Read)
 			}
 		}
 	}

@@ -698,3 +698,72 @@ func TestConcurrentCommitsKeepBothRuns(t *testing.T) {
 		t.Fatalf("%d rows, want %d", len(rows), runs*per)
 	}
 }
+
+// TestETLFromStdinConcatenated: one concatenated export on stdin (transfers first,
+// then tokens and blocks; plain and gzip) stores the same transfers as the three
+// files; a malformed row is reported as -:LINE with its line in the stream, and
+// nothing is written; a stream that does not begin with an export header is refused.
+func TestETLFromStdinConcatenated(t *testing.T) {
+	etl, _ := fixture(t)
+	want := t.TempDir()
+	if _, err := ingestETL(t, want, "ethereum", Options{}, nil, etl); err != nil {
+		t.Fatal(err)
+	}
+	stream := fixTransfers + fixTokens + fixBlocks
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte(stream))
+	zw.Close()
+	load := func(root string, in []byte) (ingest.Summary, error) {
+		t.Helper()
+		ctx := context.Background()
+		tmp := filepath.Join(root, ".tmp", "ingest")
+		files, err := SplitETL(bytes.NewReader(in), tmp)
+		if err != nil {
+			return ingest.Summary{}, err
+		}
+		defer RemoveETL(files)
+		if len(files) != 3 {
+			t.Fatalf("%d sections, want 3: %+v", len(files), files)
+		}
+		l, err := NewLoader(ctx, root, "ethereum")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		if err := LoadETL(ctx, l, files, Options{}); err != nil {
+			return l.Sum, err
+		}
+		return l.Sum, l.Commit(ctx, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	}
+	for name, in := range map[string][]byte{"plain": []byte(stream), "gzip": gz.Bytes()} {
+		t.Run(name, func(t *testing.T) {
+			root := t.TempDir()
+			sum, err := load(root, in)
+			if err != nil || sum.Written != 3 {
+				t.Fatalf("%v %s", err, sum.String())
+			}
+			if got := readTransfers(t, root, "ethereum"); fmt.Sprint(got) != fmt.Sprint(readTransfers(t, want, "ethereum")) {
+				t.Fatalf("stdin stored\n%v\nfiles stored\n%v", got, readTransfers(t, want, "ethereum"))
+			}
+			if left, _ := filepath.Glob(filepath.Join(root, ".tmp", "ingest", "etl-stdin-*")); len(left) != 0 {
+				t.Fatalf("section files left behind: %v", left)
+			}
+		})
+	}
+	// A bad row in the blocks section: its line counted from the start of the stream.
+	root := t.TempDir()
+	bad := fixTransfers + fixTokens + fixBlocks + "notanumber,1700000000\n"
+	line := strings.Count(bad, "\n")
+	_, err := load(root, []byte(bad))
+	var le *ingest.LineError
+	if !errors.As(err, &le) || le.File != "-" || le.Line != line {
+		t.Fatalf("error %v, want -:%d", err, line)
+	}
+	if got := readTransfers(t, root, "ethereum"); len(got) != 0 {
+		t.Fatalf("a failed ingest wrote %v", got)
+	}
+	if _, err := SplitETL(strings.NewReader("a,b\n1,2\n"+fixBlocks), t.TempDir()); err == nil || !strings.HasPrefix(err.Error(), "-:1: not an Ethereum-ETL") {
+		t.Fatalf("a stream without a header: %v", err)
+	}
+}

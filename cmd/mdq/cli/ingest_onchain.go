@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -46,6 +47,8 @@ func newIngestOnchainCmd(cfg *Config) *cobra.Command {
   --etl DIR|FILE      Ethereum-ETL token_transfers.csv with blocks.csv (timestamps),
                       tokens.csv (symbol, name, decimals) and transactions.csv (native
                       values); files are recognised by their header, folders searched.
+                      "-" reads one concatenated export from stdin (the files one after
+                      another, each with its header row; compressed or not).
   --rpc URL           a node's JSON-RPC endpoint: with --from-block/--to-block, the
                       Transfer logs of that range; with --etl, the metadata of tokens
                       the exports do not describe (eth_call decimals/symbol/name).
@@ -106,8 +109,32 @@ func runIngestOnchain(ctx context.Context, cfg *Config, f onchainIngestFlags, ou
 	}
 	var files []onchain.ETLFile
 	if len(f.etl) > 0 {
-		if files, err = onchain.FindETL(f.etl); err != nil {
-			return err
+		var paths []string
+		stdin := false
+		for _, p := range f.etl {
+			if p != "-" {
+				paths = append(paths, p)
+			} else if stdin {
+				return errors.New("--etl -: stdin can be given once")
+			} else {
+				stdin = true
+			}
+		}
+		if len(paths) > 0 {
+			if files, err = onchain.FindETL(paths); err != nil {
+				return err
+			}
+		}
+		if stdin {
+			// Each section of the stream becomes a file of its own under the lake's
+			// temporary folder, read like any export (tokens and blocks before transfers,
+			// whatever the order of the stream), and removed after the run.
+			sections, err := onchain.SplitETL(cfg.Stdin, filepath.Join(cfg.Data, ".tmp", "ingest"))
+			if err != nil {
+				return err
+			}
+			defer onchain.RemoveETL(sections)
+			files = append(files, sections...)
 		}
 		if len(files) == 0 {
 			return fmt.Errorf("--etl %v: no Ethereum-ETL export found", f.etl)

@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"mdq/cmd/mdq/cli"
 	"mdq/handlers"
 	"mdq/query"
 )
@@ -297,5 +299,32 @@ func TestIngestOnchainETLServesRoutes(t *testing.T) {
 	getJSON(t, srv.URL+"/v1/onchain/tokens/search?q=WETX", &search)
 	if !strings.Contains(fmt.Sprint(search), f.tokens[1].addr) {
 		t.Fatalf("token search %v", search)
+	}
+}
+
+// TestIngestOnchainETLFromStdin: `--etl -` takes the fixture's export files
+// concatenated on stdin and writes the same transfers as the files; the section files
+// it spools are removed after the run.
+func TestIngestOnchainETLFromStdin(t *testing.T) {
+	f := buildOnchainFixture(t)
+	names, _ := filepath.Glob(filepath.Join(f.path("etl"), "*.csv"))
+	sort.Sort(sort.Reverse(sort.StringSlice(names))) // transfers before blocks: the order does not matter
+	var stream bytes.Buffer
+	for _, n := range names {
+		b, err := os.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stream.Write(b)
+	}
+	dir := filepath.Join(t.TempDir(), "lake")
+	var out, errb bytes.Buffer
+	code := cli.Do([]string{"ingest", "onchain", "--data", dir, "--chain", "ethereum", "--etl", "-",
+		"--prices", f.path("prices.csv"), "--clock", f.now.Format(time.RFC3339)}, &stream, &out, &errb, "test")
+	if code != 0 || !strings.Contains(out.String(), fmt.Sprintf("written %d,", len(f.rows))) {
+		t.Fatalf("ingest from stdin: %d\n%s\n%s", code, out.String(), errb.String())
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".tmp", "ingest", "etl-stdin-*")); len(left) != 0 {
+		t.Fatalf("section files left behind: %v", left)
 	}
 }
