@@ -21,10 +21,11 @@ import (
 	"mdq/lake"
 )
 
-// Stage collects the rows of one ingest run in an in-memory DuckDB (spilling to the
-// lake's temporary directory when large), one staging table per lake table, and merges
-// them into the lake: for each partition the rows touch, the partition's current file
-// and the staged rows are unioned, deduplicated on the table's key (a staged row wins
+// Stage collects the rows of one ingest run in bulk files, one per table and partition
+// under the lake's temporary directory (bulk.go; rows the files cannot carry, and rows
+// staged by a query, in a staging table of an in-memory DuckDB that spills there too),
+// and merges them into the lake: for each partition the rows touch, the partition's
+// current file and the staged rows are unioned, deduplicated on the table's key (a staged row wins
 // over a stored one, so a corrected file replaces what it corrects; among staged rows
 // the later one wins) and written back atomically by lake.CopyQuery. Partitions the
 // rows do not touch are never read or written. Ingesting the same rows twice changes
@@ -91,10 +92,9 @@ func NewStage(ctx context.Context, root string) (*Stage, error) {
 		db.Close()
 		return nil, err
 	}
-	// One DuckDB thread while rows are staged: the loader's own goroutine parses on the
-	// other core, and two DuckDB workers loading a chunk beside it wait on each other
-	// for a core, costing more than they save (docs/INGEST.md, throughput). Merge
-	// raises it again for the write.
+	// One DuckDB thread while rows are staged: the loader's goroutine and the writer
+	// have the cores, and DuckDB only takes the appender's rare rows then (docs/
+	// INGEST.md, throughput). Merge raises it for the reads, sorts and writes.
 	if _, err := conn.ExecContext(ctx, "SET threads = 1"); err != nil {
 		conn.Close()
 		db.Close()
@@ -256,8 +256,8 @@ func (s *Stage) setKey(st *staged) {
 	}
 }
 
-// flush puts every row appended to t so far into its staging table, before anything
-// reads or changes that table.
+// flush makes every row appended to t so far readable (bulk files flushed, appender
+// rows in the staging table), before anything reads or changes them.
 func (s *Stage) flush(_ context.Context, _ *staged) error {
 	return s.sync()
 }
