@@ -98,8 +98,12 @@ func (q *Queries) PerpdexLiquidations(ctx context.Context, p PerpdexLiquidations
 	if p.After != nil {
 		aT, aTid, aW = p.After.Time, p.After.Tid, p.After.Wallet
 	}
+	days, raw, err := q.dayPlan(perpdexLiquidationDays, nil, nil)
+	if err != nil {
+		return page, &StoreError{Op: "perpdex liquidations", Err: err}
+	}
 	rows, err := q.db.QueryContext(ctx, perpdexLiquidationsSQL, pdNullStr(p.Coin), pdNullStr(p.Wallet), p.Start, p.End,
-		pdNullStr(p.Direction), aT, aTid, aW, p.Limit+1, lab.current, lab.hourlyUntil)
+		pdNullStr(p.Direction), aT, aTid, aW, p.Limit+1, lab.current, lab.hourlyUntil, days, raw)
 	if err != nil {
 		return page, wrap(ctx, "perpdex liquidations", err)
 	}

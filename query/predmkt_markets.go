@@ -175,8 +175,13 @@ func (q *Queries) marketInfos(ctx context.Context, p PredmktMarketsParams, condi
 	ctx, cancel := q.ctx(ctx)
 	defer cancel()
 	const op = "predmkt markets"
-	rows, err := q.db.QueryContext(ctx, predmktMarketsSQL, q.Now().UnixMilli(), p.Category, p.Status, p.Asset, p.Tenor,
-		strings.ToLower(p.Search), p.Sort, conditionID, after.K, after.ID, limit)
+	now := q.Now().UnixMilli()
+	days, raw, err := q.marketDaysPlan(now)
+	if err != nil {
+		return nil, nil, &StoreError{Op: op, Err: err}
+	}
+	rows, err := q.db.QueryContext(ctx, predmktMarketsSQL, now, p.Category, p.Status, p.Asset, p.Tenor,
+		strings.ToLower(p.Search), p.Sort, conditionID, after.K, after.ID, limit, days, raw)
 	if err != nil {
 		return nil, nil, wrap(ctx, op, err)
 	}
@@ -222,7 +227,12 @@ func (q *Queries) marketTokens(ctx context.Context, infos []PredmktMarketInfo) (
 	ctx, cancel := q.ctx(ctx)
 	defer cancel()
 	const op = "predmkt market tokens"
-	rows, err := q.db.QueryContext(ctx, predmktMarketTokensSQL, strings.Join(ids, ","), q.Now().UnixMilli())
+	now := q.Now().UnixMilli()
+	days, raw, err := q.marketDaysPlan(now)
+	if err != nil {
+		return nil, &StoreError{Op: op, Err: err}
+	}
+	rows, err := q.db.QueryContext(ctx, predmktMarketTokensSQL, strings.Join(ids, ","), now, days, raw)
 	if err != nil {
 		return nil, wrap(ctx, op, err)
 	}
@@ -291,3 +301,15 @@ func isoPtr(ms sql.NullInt64) *string {
 
 // isoMs formats epoch ms as ISO-8601 UTC with milliseconds.
 func isoMs(ms int64) string { return ISOMillis(time.UnixMilli(ms)) }
+
+// marketDaysPlan picks, for the clock now (epoch ms), the trades dates markets.sql sums
+// from predmkt_market_days and those it reads raw: a published day stands in for its
+// fills when they all lie at or before now and all inside or all outside the 24 hours
+// to now; a day of fills all after now (or of none) counts nothing; every other day
+// (the one or two the clock and the window cut, any not yet published) is read raw.
+func (q *Queries) marketDaysPlan(now int64) (days, raw string, err error) {
+	cut := now - 86_400_000
+	return q.dayPlan(predmktMarketDays,
+		func(e daySource) bool { return e.Last <= now && (e.Last < cut || e.First >= cut) },
+		func(e daySource) bool { return e.Rows == 0 || e.First > now })
+}

@@ -1,0 +1,11 @@
+package query
+
+// Test hooks: the date plans the market list and the liquidations page pass their SQL.
+
+func (q *Queries) MarketDaysPlanForTest(now int64) (string, string, error) {
+	return q.marketDaysPlan(now)
+}
+
+func (q *Queries) LiquidationDaysPlanForTest() (string, string, error) {
+	return q.dayPlan(perpdexLiquidationDays, nil, nil)
+}
