@@ -140,6 +140,12 @@ func checkLiquidations(t *testing.T, q *query.Queries, step string) {
 		t.Fatal(err)
 	}
 	epoch := time.Unix(0, 0).UTC()
+	pits := 0
+	defer func() {
+		if pits == 0 {
+			t.Errorf("%s: no liquidation carried a point-in-time label: the hourly join went unchecked", step)
+		}
+	}()
 	for _, at := range []time.Time{testlake.Now(), testlake.Now().Add(-30 * time.Hour), testlake.Now().Add(-6 * 24 * time.Hour)} {
 		lab, until, err := q.PerpdexLabelsArgs(context.Background(), at)
 		if err != nil {
@@ -156,10 +162,19 @@ func checkLiquidations(t *testing.T, q *query.Queries, step string) {
 			for page := 0; ; page++ {
 				args := []any{c.coin, c.wallet, c.start, at, c.dir, aT, aTid, aW, 7, lab, until}
 				want := allRows(t, q.DB(), scan, args...)
-				got := allRows(t, q.DB(), cur, append(args, days, raw)...)
+				labelDates, err := q.LiquidationDatesForTest(context.Background(), append(args, days, raw))
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := allRows(t, q.DB(), cur, append(args, days, raw, labelDates)...)
 				if !slices.Equal(got, want) {
 					t.Fatalf("%s: liquidations at %s %+v page %d (days %q, raw %q): %d rows, want %d; first difference %s",
 						step, at.Format(time.RFC3339), c, page, days, raw, len(got), len(want), firstDiff(got, want))
+				}
+				for _, r := range want {
+					if f := strings.Split(r, "|"); f[10] == "bool:true" {
+						pits++
+					}
 				}
 				if len(want) < 7 {
 					break

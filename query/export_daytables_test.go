@@ -1,5 +1,7 @@
 package query
 
+import "context"
+
 // Test hooks: the date plans the market list and the liquidations page pass their SQL.
 
 func (q *Queries) MarketDaysPlanForTest(now int64) (string, string, error) {
@@ -8,4 +10,8 @@ func (q *Queries) MarketDaysPlanForTest(now int64) (string, string, error) {
 
 func (q *Queries) LiquidationDaysPlanForTest() (string, string, error) {
 	return q.dayPlan(perpdexLiquidationDays, nil, nil)
+}
+
+func (q *Queries) LiquidationDatesForTest(ctx context.Context, args []any) (string, error) {
+	return q.liquidationDates(ctx, args)
 }

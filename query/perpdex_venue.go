@@ -3,6 +3,8 @@ package query
 import (
 	"context"
 	"database/sql"
+	"slices"
+	"strings"
 	"time"
 
 	sqlfiles "mdq/sql"
@@ -102,8 +104,13 @@ func (q *Queries) PerpdexLiquidations(ctx context.Context, p PerpdexLiquidations
 	if err != nil {
 		return page, &StoreError{Op: "perpdex liquidations", Err: err}
 	}
-	rows, err := q.db.QueryContext(ctx, perpdexLiquidationsSQL, pdNullStr(p.Coin), pdNullStr(p.Wallet), p.Start, p.End,
-		pdNullStr(p.Direction), aT, aTid, aW, p.Limit+1, lab.current, lab.hourlyUntil, days, raw)
+	args := []any{pdNullStr(p.Coin), pdNullStr(p.Wallet), p.Start, p.End,
+		pdNullStr(p.Direction), aT, aTid, aW, p.Limit + 1, lab.current, lab.hourlyUntil, days, raw}
+	labelDates, err := q.liquidationDates(ctx, args)
+	if err != nil {
+		return page, err
+	}
+	rows, err := q.db.QueryContext(ctx, perpdexLiquidationsSQL, append(args, labelDates)...)
 	if err != nil {
 		return page, wrap(ctx, "perpdex liquidations", err)
 	}
@@ -353,4 +360,35 @@ func (q *Queries) PerpdexHypeHolders(ctx context.Context, desc bool, afterRank i
 		page.Next = &last
 	}
 	return page, wrap(ctx, "perpdex hype holders", rows.Err())
+}
+
+// liquidationDates runs liquidations.sql with no hourly-label date and returns the UTC
+// dates of the page's rows (comma-separated): the label partitions the real run reads.
+func (q *Queries) liquidationDates(ctx context.Context, args []any) (string, error) {
+	const op = "perpdex liquidations"
+	rows, err := q.db.QueryContext(ctx, perpdexLiquidationsSQL, append(args[:len(args):len(args)], "")...)
+	if err != nil {
+		return "", wrap(ctx, op, err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return "", wrap(ctx, op, err)
+	}
+	vals := make([]any, len(cols))
+	for i := range vals {
+		vals[i] = new(any)
+	}
+	var t time.Time
+	vals[0] = &t
+	var dates []string
+	for rows.Next() {
+		if err := rows.Scan(vals...); err != nil {
+			return "", wrap(ctx, op, err)
+		}
+		if d := t.UTC().Format("2006-01-02"); !slices.Contains(dates, d) {
+			dates = append(dates, d)
+		}
+	}
+	return strings.Join(dates, ","), wrap(ctx, op, rows.Err())
 }

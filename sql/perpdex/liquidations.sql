@@ -5,7 +5,11 @@
 -- $6..$8 keyset (time, tid, wallet) of the last row served or NULL, $9 limit, $10 the
 -- snapshot of today's labels at the clock (perpdex_cohorts_at), $11 the newest hour
 -- labelled by the clock (query/perpdex_cohorts_at.go), $12 the dates read from
--- perpdex_liquidations, $13 those read from perpdex_fills (comma-separated).
+-- perpdex_liquidations, $13 those read from perpdex_fills (comma-separated), $14 the
+-- dates of the page's rows (comma-separated): the hourly labels are partitioned by the
+-- date of hour_ts, so only those partitions can match, and reading only them keeps the
+-- join from opening every day of labels (query/perpdex_venue.go learns them by a first
+-- run with $14 empty, whose rows are the page's, unlabelled).
 WITH f AS (
     -- The published liquidations of the dates listed in $12, the raw fills of the dates
     -- in $13 (not yet published, or changed since): query/day_derived.go lists each
@@ -34,6 +38,7 @@ SELECT l.time, l.wallet, l.coin, l.side, l.sz, l.sz * l.px, l.liq_mark_px, l.tid
        h.size_cohort, h.pnl_cohort, h.wallet IS NOT NULL AS pit,
        c.size_cohort, c.pnl_cohort
 FROM l
-LEFT JOIN perpdex_cohorts_hourly h ON h.wallet = l.wallet AND h.hour_ts = date_trunc('hour', l.time) AND h.hour_ts <= $11::TIMESTAMP
+LEFT JOIN (SELECT * FROM perpdex_cohorts_hourly WHERE list_contains(string_split($14, ','), strftime(date, '%Y-%m-%d'))) h
+       ON h.wallet = l.wallet AND h.hour_ts = date_trunc('hour', l.time) AND h.hour_ts <= $11::TIMESTAMP
 LEFT JOIN perpdex_cohorts_at($10::TIMESTAMP) c ON c.wallet = l.wallet
 ORDER BY l.time DESC, l.tid DESC, l.wallet DESC;
