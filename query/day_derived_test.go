@@ -96,15 +96,15 @@ func checkMarkets(t *testing.T, q *query.Queries, step string) {
 	}
 	for _, at := range marketClocks() {
 		now := at.UnixMilli()
-		days, raw, err := q.MarketDaysPlanForTest(now)
+		totals, days, raw, err := q.MarketDaysPlanForTest(now)
 		if err != nil {
 			t.Fatal(err)
 		}
 		want := allRows(t, q.DB(), tokScan, ids, now)
-		got := allRows(t, q.DB(), tokCur, ids, now, days, raw)
+		got := allRows(t, q.DB(), tokCur, ids, now, days, raw, totals)
 		if !slices.Equal(got, want) {
 			t.Fatalf("%s: market tokens at %s (days %q, raw %q): %d rows, want %d; first difference %s",
-				step, at.Format(time.RFC3339Nano), days, raw, len(got), len(want), firstDiff(got, want))
+				step, at.Format(time.RFC3339Nano), totals+"|"+days, raw, len(got), len(want), firstDiff(got, want))
 		}
 		for _, c := range []struct {
 			cat, status, sort, cid string
@@ -116,10 +116,10 @@ func checkMarkets(t *testing.T, q *query.Queries, step string) {
 		} {
 			args := []any{now, c.cat, c.status, "", "", "", c.sort, c.cid, c.k, "", 1_000_000}
 			want := allRows(t, q.DB(), scan, args...)
-			got := allRows(t, q.DB(), cur, append(args, days, raw)...)
+			got := allRows(t, q.DB(), cur, append(args, days, raw, totals)...)
 			if !slices.Equal(got, want) {
 				t.Fatalf("%s: markets at %s %+v (days %q, raw %q): %d rows, want %d; first difference %s",
-					step, at.Format(time.RFC3339Nano), c, days, raw, len(got), len(want), firstDiff(got, want))
+					step, at.Format(time.RFC3339Nano), c, totals+"|"+days, raw, len(got), len(want), firstDiff(got, want))
 			}
 		}
 	}
@@ -166,7 +166,7 @@ func checkLiquidations(t *testing.T, q *query.Queries, step string) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got := allRows(t, q.DB(), cur, append(args, days, raw, labelDates)...)
+				got := allRows(t, q.DB(), cur, append(append(args, days, raw), labelDates...)...)
 				if !slices.Equal(got, want) {
 					t.Fatalf("%s: liquidations at %s %+v page %d (days %q, raw %q): %d rows, want %d; first difference %s",
 						step, at.Format(time.RFC3339), c, page, days, raw, len(got), len(want), firstDiff(got, want))
@@ -219,7 +219,7 @@ func dayTablesContent(t *testing.T, dir string) map[string]string {
 	}
 	defer db.Close()
 	out := map[string]string{}
-	for _, tb := range []*lake.Table{lake.PredmktMarketDays, lake.PerpdexLiquidations} {
+	for _, tb := range []*lake.Table{lake.PredmktMarketDays, lake.PredmktMarketTotals, lake.PerpdexLiquidations} {
 		files, err := tb.Files(dir)
 		if err != nil {
 			t.Fatal(err)
@@ -289,6 +289,17 @@ func TestDayTablesMatchScan(t *testing.T) {
 		t.Helper()
 		checkMarkets(t, q, step)
 		checkLiquidations(t, q, step)
+		// Once published, the market list at the lake's end reads the totals through the
+		// day before the two its clock and window cut.
+		if !strings.Contains(step, "not yet") && !strings.HasPrefix(step, "nothing") {
+			totals, _, _, err := q.MarketDaysPlanForTest(testlake.Now().UnixMilli())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := testlake.Now().AddDate(0, 0, -2).Format("2006-01-02"); totals != want {
+				t.Fatalf("%s: the market list at the end reads totals of %q, want %q", step, totals, want)
+			}
+		}
 	}
 	partFile := func(tb *lake.Table, date string) string {
 		rel, err := tb.Path(date)
@@ -351,6 +362,9 @@ func TestDayTablesMatchScan(t *testing.T) {
 			t.Fatalf("corrected day: %s wrote %v, want [%s]", name, got, yesterday)
 		}
 	}
+	if got, want := w["predmkt_market_totals"], []string{yesterday, today}; !slices.Equal(got, want) {
+		t.Fatalf("corrected day: totals wrote %v, want %v (the corrected day and every later one)", got, want)
+	}
 	check("corrected day published")
 
 	// A removed file: its date leaves both tables.
@@ -370,7 +384,7 @@ func TestDayTablesMatchScan(t *testing.T) {
 
 	// The tables after these steps equal a publication from scratch.
 	inc := dayTablesContent(t, dir)
-	for _, tb := range []*lake.Table{lake.PredmktMarketDays, lake.PerpdexLiquidations} {
+	for _, tb := range []*lake.Table{lake.PredmktMarketDays, lake.PredmktMarketTotals, lake.PerpdexLiquidations} {
 		if err := os.RemoveAll(filepath.Join(dir, tb.Prefix)); err != nil {
 			t.Fatal(err)
 		}
@@ -417,12 +431,27 @@ func TestDayTablesRoutesSameBytes(t *testing.T) {
 					out = append(out, string(b))
 				}
 			}
-			l, err := v.PerpdexLiquidations(context.Background(), query.PerpdexLiquidationsParams{Start: time.Unix(0, 0).UTC(), End: at, Limit: 5000})
-			if err != nil {
-				t.Fatal(err)
+			// Every page of 7, then of 3 after a start: the route reads the newest published
+			// days first and must give the page every day gives.
+			for _, lp := range []query.PerpdexLiquidationsParams{
+				{Start: time.Unix(0, 0).UTC(), End: at, Limit: 5000},
+				{Start: time.Unix(0, 0).UTC(), End: at, Limit: 7},
+				{Start: at.Add(-75 * time.Hour), End: at.Add(-2 * time.Hour), Limit: 3},
+				{Start: time.Unix(0, 0).UTC(), End: at, Limit: 2, Direction: "long"},
+			} {
+				for {
+					l, err := v.PerpdexLiquidations(context.Background(), lp)
+					if err != nil {
+						t.Fatal(err)
+					}
+					b, _ := json.Marshal(l)
+					out = append(out, string(b))
+					if l.Next == nil {
+						break
+					}
+					lp.After = l.Next
+				}
 			}
-			b, _ := json.Marshal(l)
-			out = append(out, string(b))
 		}
 		return out
 	}

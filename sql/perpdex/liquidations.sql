@@ -9,7 +9,9 @@
 -- dates of the page's rows (comma-separated): the hourly labels are partitioned by the
 -- date of hour_ts, so only those partitions can match, and reading only them keeps the
 -- join from opening every day of labels (query/perpdex_venue.go learns them by a first
--- run with $14 empty, whose rows are the page's, unlabelled).
+-- run with $14 empty, whose rows are the page's, unlabelled), $15 and $16 the first and
+-- last hour of the page's rows (the labels are sorted by hour_ts: row groups outside
+-- are skipped).
 WITH f AS (
     -- The published liquidations of the dates listed in $12, the raw fills of the dates
     -- in $13 (not yet published, or changed since): query/day_derived.go lists each
@@ -38,7 +40,8 @@ SELECT l.time, l.wallet, l.coin, l.side, l.sz, l.sz * l.px, l.liq_mark_px, l.tid
        h.size_cohort, h.pnl_cohort, h.wallet IS NOT NULL AS pit,
        c.size_cohort, c.pnl_cohort
 FROM l
-LEFT JOIN (SELECT * FROM perpdex_cohorts_hourly WHERE list_contains(string_split($14, ','), strftime(date, '%Y-%m-%d'))) h
+LEFT JOIN (SELECT * FROM perpdex_cohorts_hourly
+           WHERE list_contains(string_split($14, ','), strftime(date, '%Y-%m-%d')) AND hour_ts BETWEEN $15::TIMESTAMP AND $16::TIMESTAMP) h
        ON h.wallet = l.wallet AND h.hour_ts = date_trunc('hour', l.time) AND h.hour_ts <= $11::TIMESTAMP
 LEFT JOIN perpdex_cohorts_at($10::TIMESTAMP) c ON c.wallet = l.wallet
 ORDER BY l.time DESC, l.tid DESC, l.wallet DESC;

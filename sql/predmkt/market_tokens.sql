@@ -3,13 +3,19 @@
 -- $1 comma-separated condition ids, $2 now (epoch ms), $3 the dates whose last fills
 -- come from predmkt_market_days, $4 the dates read from predmkt_trades (comma-separated;
 -- query/day_derived.go lists each date in at most one, a published day only when all
--- its fills are at or before now).
+-- its fills are at or before now), $5 the predmkt_market_totals date standing in for
+-- every date up to it ('' none).
 SELECT tk.condition_id, tk.token_id, tk.outcome_index, tk.outcome, lp.price
 FROM predmkt_tokens tk
 LEFT JOIN (
     SELECT token_id, arg_max(price, k) AS price
     FROM (
         SELECT token_id, last_price AS price, (last_ts, last_seq) AS k
+        FROM predmkt_market_totals
+        WHERE $5 <> '' AND strftime(date, '%Y-%m-%d') = $5
+          AND condition_id IN (SELECT unnest(string_split($1, ',')))
+        UNION ALL
+        SELECT token_id, last_price, (last_ts, last_seq)
         FROM predmkt_market_days
         WHERE list_contains(string_split($3, ','), strftime(date, '%Y-%m-%d'))
           AND condition_id IN (SELECT unnest(string_split($1, ',')))
