@@ -3,7 +3,10 @@ package handlers_test
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strconv"
 	"sync/atomic"
@@ -169,4 +172,47 @@ func BenchmarkPerpdexPositionsMatch(b *testing.B) {
 			pdDrain(b, q, sqlfiles.MustRead("perpdex/positions_window.sql"), newest.Time)
 		})
 	})
+}
+
+// BenchmarkPerpdexLiquidations: the newest 100 liquidations (the route's default
+// window), then the next page by cursor, alternating. The SQL is the scan the route ran
+// before the liquidations table (query/testdata/liquidations_scan.sql: every fill
+// read for its liquidation flag), with the same labels arguments.
+func BenchmarkPerpdexLiquidations(b *testing.B) {
+	q, h := pdBenchStore(b)
+	first := pdGetBody(b, h, "/v1/perpdex/liquidations?limit=100")
+	var pg struct {
+		NextCursor *string `json:"nextCursor"`
+	}
+	if err := json.Unmarshal(first, &pg); err != nil || pg.NextCursor == nil {
+		b.Fatalf("first page: %v %s", err, first[:min(len(first), 200)])
+	}
+	targets := []string{"/v1/perpdex/liquidations?limit=100", "/v1/perpdex/liquidations?limit=100&cursor=" + url.QueryEscape(*pg.NextCursor)}
+	i := 0
+	b.Run("http", func(b *testing.B) {
+		p99(b, func() {
+			httpGet(b, h, targets[i%2])
+			i++
+		})
+	})
+	scan := pmReadFile(b, "../query/testdata/liquidations_scan.sql")
+	now := q.Now()
+	cur, until, err := q.PerpdexLabelsArgs(context.Background(), now)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("sql", func(b *testing.B) {
+		p99(b, func() {
+			pdDrain(b, q, scan, nil, nil, time.Unix(0, 0).UTC(), now, nil, nil, nil, nil, 101, cur, until)
+		})
+	})
+}
+
+func pdGetBody(b *testing.B, h http.Handler, target string) []byte {
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", target, nil))
+	if rec.Code != 200 {
+		b.Fatalf("%s: %d %s", target, rec.Code, rec.Body.String())
+	}
+	return rec.Body.Bytes()
 }

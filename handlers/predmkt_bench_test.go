@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -284,4 +285,36 @@ func sqlTokens(b *testing.B, q *query.Queries, text string, col int, args ...any
 		}
 	}
 	return toks
+}
+
+// BenchmarkPredmktMarkets: the market list by volume and by 24-hour volume (first page,
+// 50 rows), alternating. The SQL is the whole-tape aggregate the route ran before the
+// per-day table (query/testdata/markets_scan.sql: every taker trade summed per request).
+func BenchmarkPredmktMarkets(b *testing.B) {
+	q, h := pmBenchStore(b)
+	now := testlake.BenchNow(b).UnixMilli()
+	sorts := []string{"volume", "volume_24h"}
+	httpGet(b, h, "/v1/predmkt/markets?sort=volume")
+	i := 0
+	b.Run("http", func(b *testing.B) {
+		p99(b, func() {
+			httpGet(b, h, "/v1/predmkt/markets?sort="+sorts[i%2])
+			i++
+		})
+	})
+	scan := pmReadFile(b, "../query/testdata/markets_scan.sql")
+	b.Run("sql", func(b *testing.B) {
+		p99(b, func() {
+			sqlRun(b, q, scan, now, "", "", "", "", "", sorts[i%2], "", int64(math.MinInt64), "", 51)
+			i++
+		})
+	})
+}
+
+func pmReadFile(b *testing.B, path string) string {
+	t, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return string(t)
 }

@@ -3,6 +3,9 @@ package query
 import (
 	"context"
 	"database/sql"
+	"slices"
+	"sort"
+	"strings"
 	"time"
 
 	sqlfiles "mdq/sql"
@@ -98,8 +101,48 @@ func (q *Queries) PerpdexLiquidations(ctx context.Context, p PerpdexLiquidations
 	if p.After != nil {
 		aT, aTid, aW = p.After.Time, p.After.Tid, p.After.Wallet
 	}
-	rows, err := q.db.QueryContext(ctx, perpdexLiquidationsSQL, pdNullStr(p.Coin), pdNullStr(p.Wallet), p.Start, p.End,
-		pdNullStr(p.Direction), aT, aTid, aW, p.Limit+1, lab.current, lab.hourlyUntil)
+	pub, rawDates, err := q.dayEntries(perpdexLiquidationDays)
+	if err != nil {
+		return page, &StoreError{Op: "perpdex liquidations", Err: err}
+	}
+	sort.Strings(rawDates)
+	all := make([]string, 0, len(pub))
+	for d := range pub {
+		all = append(all, d)
+	}
+	sort.Strings(all)
+	upper := p.End
+	if p.After != nil && p.After.Time.Before(upper) {
+		upper = p.After.Time
+	}
+	args := []any{pdNullStr(p.Coin), pdNullStr(p.Wallet), p.Start, p.End,
+		pdNullStr(p.Direction), aT, aTid, aW, p.Limit + 1, lab.current, lab.hourlyUntil, "", strings.Join(rawDates, ",")}
+	// The newest published days that can hold the page first: when they give a full page
+	// whose oldest row is newer than every day left out, the page is the one all days
+	// give; otherwise (filters leave too few rows, or days overlap) every day is read.
+	newest, rest := newestLiquidationDays(pub, len(rawDates) == 0, p.Start.UnixMicro(), upper.UnixMicro(), p.Limit+1)
+	var labelDates liqSpan
+	exact := false
+	if newest != nil {
+		args[11] = strings.Join(newest, ",")
+		labelDates, err = q.liquidationDates(ctx, args)
+		if err != nil {
+			return page, err
+		}
+		exact = labelDates.n == p.Limit+1
+		for _, d := range rest {
+			if pub[d].Last >= labelDates.oldest.UnixMicro() {
+				exact = false
+			}
+		}
+	}
+	if !exact {
+		args[11] = strings.Join(all, ",")
+		if labelDates, err = q.liquidationDates(ctx, args); err != nil {
+			return page, err
+		}
+	}
+	rows, err := q.db.QueryContext(ctx, perpdexLiquidationsSQL, append(args, labelDates.dates, labelDates.from, labelDates.to)...)
 	if err != nil {
 		return page, wrap(ctx, "perpdex liquidations", err)
 	}
@@ -349,4 +392,80 @@ func (q *Queries) PerpdexHypeHolders(ctx context.Context, desc bool, afterRank i
 		page.Next = &last
 	}
 	return page, wrap(ctx, "perpdex hype holders", rows.Err())
+}
+
+// newestLiquidationDays picks, when every fills date is published (ok), the newest
+// published days holding rows in [start, upper] (epoch µs) until they hold need rows,
+// and the other candidate days; nil when there is no such choice to make.
+func newestLiquidationDays(pub map[string]daySource, ok bool, start, upper int64, need int) (newest, rest []string) {
+	if !ok {
+		return nil, nil
+	}
+	var cand []string
+	for d, e := range pub {
+		if e.Rows > 0 && e.First <= upper && e.Last >= start {
+			cand = append(cand, d)
+		}
+	}
+	sort.Slice(cand, func(i, j int) bool { return pub[cand[i]].Last > pub[cand[j]].Last })
+	n := int64(0)
+	for i, d := range cand {
+		n += pub[d].Rows
+		if n >= int64(need) {
+			return cand[:i+1], cand[i+1:]
+		}
+	}
+	return nil, nil
+}
+
+// liqSpan is what the unlabelled run of a page tells the labelled one: the UTC dates
+// of its rows (comma-separated) and the first and last hour (NULL without rows), with
+// the oldest row's time and the rows' count.
+type liqSpan struct {
+	dates    string
+	from, to any
+	oldest   time.Time
+	n        int
+}
+
+// liquidationDates runs liquidations.sql with no hourly-label date and returns the
+// page's span: the label partitions and hours the labelled run reads.
+func (q *Queries) liquidationDates(ctx context.Context, args []any) (liqSpan, error) {
+	const op = "perpdex liquidations"
+	var sp liqSpan
+	rows, err := q.db.QueryContext(ctx, perpdexLiquidationsSQL, append(args[:len(args):len(args)], "", nil, nil)...)
+	if err != nil {
+		return sp, wrap(ctx, op, err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return sp, wrap(ctx, op, err)
+	}
+	vals := make([]any, len(cols))
+	for i := range vals {
+		vals[i] = new(any)
+	}
+	var t time.Time
+	vals[0] = &t
+	var dates []string
+	var first, last time.Time
+	for rows.Next() {
+		if err := rows.Scan(vals...); err != nil {
+			return sp, wrap(ctx, op, err)
+		}
+		if sp.n == 0 {
+			last = t
+		}
+		sp.n++
+		first, sp.oldest = t, t
+		if d := t.UTC().Format("2006-01-02"); !slices.Contains(dates, d) {
+			dates = append(dates, d)
+		}
+	}
+	if sp.n > 0 {
+		sp.from, sp.to = first.UTC().Truncate(time.Hour), last.UTC().Truncate(time.Hour)
+	}
+	sp.dates = strings.Join(dates, ",")
+	return sp, wrap(ctx, op, rows.Err())
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"mdq/lake"
 	sqlfiles "mdq/sql"
 )
 
@@ -175,8 +176,13 @@ func (q *Queries) marketInfos(ctx context.Context, p PredmktMarketsParams, condi
 	ctx, cancel := q.ctx(ctx)
 	defer cancel()
 	const op = "predmkt markets"
-	rows, err := q.db.QueryContext(ctx, predmktMarketsSQL, q.Now().UnixMilli(), p.Category, p.Status, p.Asset, p.Tenor,
-		strings.ToLower(p.Search), p.Sort, conditionID, after.K, after.ID, limit)
+	now := q.Now().UnixMilli()
+	totals, days, raw, err := q.marketDaysPlan(now)
+	if err != nil {
+		return nil, nil, &StoreError{Op: op, Err: err}
+	}
+	rows, err := q.db.QueryContext(ctx, predmktMarketsSQL, now, p.Category, p.Status, p.Asset, p.Tenor,
+		strings.ToLower(p.Search), p.Sort, conditionID, after.K, after.ID, limit, days, raw, totals)
 	if err != nil {
 		return nil, nil, wrap(ctx, op, err)
 	}
@@ -222,7 +228,12 @@ func (q *Queries) marketTokens(ctx context.Context, infos []PredmktMarketInfo) (
 	ctx, cancel := q.ctx(ctx)
 	defer cancel()
 	const op = "predmkt market tokens"
-	rows, err := q.db.QueryContext(ctx, predmktMarketTokensSQL, strings.Join(ids, ","), q.Now().UnixMilli())
+	now := q.Now().UnixMilli()
+	totals, days, raw, err := q.marketDaysPlan(now)
+	if err != nil {
+		return nil, &StoreError{Op: op, Err: err}
+	}
+	rows, err := q.db.QueryContext(ctx, predmktMarketTokensSQL, strings.Join(ids, ","), now, days, raw, totals)
 	if err != nil {
 		return nil, wrap(ctx, op, err)
 	}
@@ -291,3 +302,39 @@ func isoPtr(ms sql.NullInt64) *string {
 
 // isoMs formats epoch ms as ISO-8601 UTC with milliseconds.
 func isoMs(ms int64) string { return ISOMillis(time.UnixMilli(ms)) }
+
+// marketDaysPlan picks, for the clock now (epoch ms), what markets.sql and
+// market_tokens.sql read: totals, the predmkt_market_totals date that stands in for
+// every trades date up to it (all its fills before the 24-hour window; "" for none);
+// then, for each later date, the predmkt_market_days partition when its fills all lie
+// at or before now and all inside or all outside the 24 hours to now (days), nothing
+// when they all lie after now or it has none, else the raw trades file (raw: the one or
+// two days the clock and the window cut, any day not yet published).
+func (q *Queries) marketDaysPlan(now int64) (totals, days, raw string, err error) {
+	cut := now - 86_400_000
+	src, err := datePartitions(q.dir, lake.PredmktTrades)
+	if err != nil {
+		return "", "", "", err
+	}
+	if totals, err = q.marketTotalsDate(src, cut); err != nil {
+		return "", "", "", err
+	}
+	days, raw, err = q.dayPlan(predmktMarketDays,
+		func(e daySource) bool { return e.Last <= now && (e.Last < cut || e.First >= cut) },
+		func(e daySource) bool { return e.Rows == 0 || e.First > now })
+	if err != nil || totals == "" {
+		return totals, days, raw, err
+	}
+	return totals, after(days, totals), after(raw, totals), nil
+}
+
+// after keeps the dates of a comma-separated list later than date.
+func after(list, date string) string {
+	var out []string
+	for _, d := range strings.Split(list, ",") {
+		if d != "" && d > date {
+			out = append(out, d)
+		}
+	}
+	return strings.Join(out, ",")
+}

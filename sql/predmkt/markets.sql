@@ -3,19 +3,39 @@
 -- $1 now (epoch ms), $2 category ('' any), $3 status ('' any, open, resolved, invalid),
 -- $4 family asset ('' any), $5 family tenor ('' any), $6 search text in lower case
 -- ('' none), $7 sort (volume, volume_24h, trades, created, end), $8 condition_id
--- ('' any), $9 after sort key, $10 after condition_id, $11 limit.
+-- ('' any), $9 after sort key, $10 after condition_id, $11 limit, $12 the dates summed
+-- from predmkt_market_days, $13 the dates read from predmkt_trades (comma-separated),
+-- $14 the predmkt_market_totals date summing every date up to it ('' none).
 -- Trading figures count each tape trade once (the taker fill) with ts <= now; USD is
 -- summed as integer micro-USD. A resolution counts once resolved_ts <= now; it is
 -- resolved when it names a winning outcome, invalid otherwise. A market is listed once
 -- created_ts <= now and closed once it is closed and its end_ts <= now (point in time).
-WITH v AS (
-    SELECT condition_id,
-           CAST(sum(round(usd * 1e6)) AS BIGINT)                                                  AS vol,
-           CAST(coalesce(sum(round(usd * 1e6)) FILTER (WHERE ts >= $1 - 86400000), 0) AS BIGINT)  AS vol24,
-           count(*)                                                                               AS n,
-           max(ts)                                                                                AS last_ts
+WITH t AS (
+    -- Every day up to $14 from its totals (all before the window), the later whole days
+    -- from the per-day table, the days the clock or the 24-hour window cut (and any day
+    -- not yet published) from the raw tape: the planner (marketDaysPlan in
+    -- query/predmkt_markets.go) puts each date in exactly one of $14 and before, $12
+    -- (per-day table, each wholly before the clock and wholly inside or outside the
+    -- window) and $13 (raw).
+    SELECT condition_id, vol, CAST(NULL AS BIGINT) AS vol24, n, last_ts
+    FROM predmkt_market_totals
+    WHERE $14 <> '' AND strftime(date, '%Y-%m-%d') = $14 AND ($8 = '' OR condition_id = $8)
+    UNION ALL
+    SELECT condition_id, vol, CASE WHEN first_ts >= $1 - 86400000 THEN vol END, n, last_ts
+    FROM predmkt_market_days
+    WHERE list_contains(string_split($12, ','), strftime(date, '%Y-%m-%d')) AND ($8 = '' OR condition_id = $8)
+    UNION ALL
+    SELECT condition_id, CAST(round(usd * 1e6) AS BIGINT), CASE WHEN ts >= $1 - 86400000 THEN CAST(round(usd * 1e6) AS BIGINT) END, 1, ts
     FROM predmkt_trades
-    WHERE role = 'taker' AND ts <= $1 AND ($8 = '' OR condition_id = $8)
+    WHERE list_contains(string_split($13, ','), strftime(date, '%Y-%m-%d'))
+      AND role = 'taker' AND ts <= $1 AND ($8 = '' OR condition_id = $8)
+), v AS (
+    SELECT condition_id,
+           CAST(sum(vol) AS BIGINT)                 AS vol,
+           CAST(coalesce(sum(vol24), 0) AS BIGINT)  AS vol24,
+           CAST(sum(n) AS BIGINT)                   AS n,
+           max(last_ts)                             AS last_ts
+    FROM t
     GROUP BY condition_id
 ), m AS (
     SELECT mk.condition_id, mk.question, mk.slug, mk.category,

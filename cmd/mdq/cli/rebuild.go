@@ -57,6 +57,14 @@ func publishDerived(ctx context.Context, q *query.Queries, out io.Writer) error 
 	}
 	fmt.Fprintf(out, "onchain legs: %d of %d partitions recomputed, %d removed, in %s\n",
 		len(legs.Written), legs.Partitions, len(legs.Removed), legs.Took.Round(time.Millisecond))
+	days, err := q.PublishDayTables(ctx)
+	if err != nil {
+		return err
+	}
+	for _, d := range days {
+		fmt.Fprintf(out, "%s: %d of %d dates recomputed, %d removed, in %s\n",
+			d.Table, len(d.Written), d.Partitions, len(d.Removed), d.Took.Round(time.Millisecond))
+	}
 	start := time.Now()
 	wrote, err := q.PublishPerpdexClosedTrades(ctx)
 	if err != nil {
@@ -136,6 +144,9 @@ func boardRefresher(ctx context.Context, _ *Config, _ *cobra.Command, api *handl
 				{"perpdex_cohorts", api.Q.PerpdexCohortsWarm},
 				{"perpdex", api.Q.PerpdexWarm},
 				{"onchain", api.Q.OnchainWarm},
+				// Per-day tables (market list, liquidations): not a readiness area, since
+				// their routes read the raw files of any date not yet published.
+				{"day_tables", api.Q.WarmDayTables},
 			} {
 				at := api.Q.Now()
 				// A build, not a request: its queries get query.BuildTimeout (a board of a

@@ -1,0 +1,60 @@
+package lake
+
+// Per-day derived tables that let a route read one or two days of raw rows instead of
+// the whole history: published by mdq itself (query/day_derived.go) one date partition
+// per source date partition, with a sidecar of the source files' signatures, so a new,
+// late or corrected day recomputes that day only and a removed day removes its own.
+
+var marketDayColumns = []Column{
+	{"condition_id", "VARCHAR", "0x hex", "market"},
+	{"token_id", "VARCHAR", "decimal digits", "outcome token"},
+	{"vol", "BIGINT", "micro-USD", "sum of the taker fills' usd, each rounded to the micro-dollar"},
+	{"n", "BIGINT", "", "taker fills"},
+	{"first_ts", "BIGINT", "epoch ms", "first taker fill of the partition"},
+	{"last_ts", "BIGINT", "epoch ms", "last taker fill of the partition"},
+	{"last_seq", "BIGINT", "", "seq of the last taker fill (the latest by ts, then seq)"},
+	{"last_price", "DOUBLE", "probability", "price of that fill"},
+}
+
+var (
+	// PredmktMarketDays is the taker tape summed per outcome token and day: the market
+	// list sums the complete days from it (and takes each token's last price from the
+	// last complete day) and reads raw trades only for the days its clock and 24-hour
+	// window cut.
+	PredmktMarketDays = Register(&Table{
+		Name: "predmkt_market_days", Area: "predmkt", Prefix: "predmkt/market_days", Partitions: []string{"date"}, File: "market_days.parquet", Derived: true,
+		Doc:     "Derived from predmkt_trades, one partition per trades partition: the taker fills (each tape trade once) summed per market and outcome token, with the token's last price. Sorted by condition_id, token_id.",
+		Columns: marketDayColumns,
+		SortBy:  []string{"condition_id", "token_id"},
+		Routes:  []string{"/v1/predmkt/markets", "/v1/predmkt/markets/{condition_id}"},
+	})
+	// PredmktMarketTotals is the per-day table summed from the first day through each
+	// date: a checkpoint, so the market list reads one file for all the days before
+	// the two its clock and window cut, however long the history.
+	PredmktMarketTotals = Register(&Table{
+		Name: "predmkt_market_totals", Area: "predmkt", Prefix: "predmkt/market_totals", Partitions: []string{"date"}, File: "market_totals.parquet", Derived: true,
+		Doc:     "Derived from predmkt_market_days: per market and outcome token, the taker fills of every trades partition up to and including date, summed (the previous date's totals plus the date's day). Sorted by condition_id, token_id.",
+		Columns: marketDayColumns,
+		SortBy:  []string{"condition_id", "token_id"},
+		Routes:  []string{"/v1/predmkt/markets", "/v1/predmkt/markets/{condition_id}"},
+	})
+	// PerpdexLiquidations is the liquidation fills of perpdex_fills only, sorted by time
+	// so that the newest-first page reads the newest row groups.
+	PerpdexLiquidations = Register(&Table{
+		Name: "perpdex_liquidations", Area: "perpdex", Prefix: "perpdex/liquidations", Partitions: []string{"date"}, File: "liquidations.parquet", Derived: true,
+		Doc: "Derived from perpdex_fills, one partition per fills partition: the fills of liquidated users (liquidation true), with the side that was closed. Sorted by time.",
+		Columns: []Column{
+			{"time", "TIMESTAMP", "UTC, microseconds", "fill time"},
+			{"wallet", "VARCHAR", "0x hex", "liquidated user"},
+			{"coin", "VARCHAR", "", "asset"},
+			{"side", "VARCHAR", "", "long (start_position > 0) or short: the side that was closed"},
+			{"sz", "DOUBLE", "tokens", "fill size"},
+			{"px", "DOUBLE", "USD", "fill price"},
+			{"liq_mark_px", "DOUBLE", "USD", "mark price at liquidation"},
+			{"tid", "BIGINT", "", "trade id"},
+		},
+		SortBy:   []string{"time", "tid", "wallet"},
+		RowGroup: 8192,
+		Routes:   []string{"/v1/perpdex/liquidations"},
+	})
+)

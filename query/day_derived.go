@@ -1,0 +1,436 @@
+package query
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"mdq/lake"
+	sqlfiles "mdq/sql"
+)
+
+// Per-day derived tables (lake/tables_markets_derived.go): one partition per source
+// date partition, published incrementally like the on-chain legs (a sidecar of the
+// source files' signatures; a changed source recomputes its date, a removed one removes
+// it). A request never trusts a stale partition: it plans, per source date, whether the
+// published partition may stand in for the raw rows (published from the very file now
+// in the lake, and wholly on one side of every cut the request makes) or the raw file
+// must be read, so answers are the full scan's whatever the publication's progress.
+
+// dayTable is one per-day derived table and how it is computed from its source.
+type dayTable struct {
+	name       string
+	src, dst   *lake.Table
+	publishSQL string // $1 the source file
+	spanSQL    string // "" or: $1 the written file -> (first, last) epoch ms kept in the sidecar
+}
+
+var (
+	predmktMarketDays = &dayTable{name: "predmkt market days", src: lake.PredmktTrades, dst: lake.PredmktMarketDays,
+		publishSQL: sqlfiles.MustRead("predmkt/market_days_publish.sql"),
+		spanSQL:    "SELECT min(first_ts), max(last_ts) FROM read_parquet($1, hive_partitioning = false)"}
+	perpdexLiquidationDays = &dayTable{name: "perpdex liquidations", src: lake.PerpdexFills, dst: lake.PerpdexLiquidations,
+		publishSQL: sqlfiles.MustRead("perpdex/liquidations_publish.sql"),
+		spanSQL:    "SELECT min(epoch_us(time)), max(epoch_us(time)) FROM read_parquet($1, hive_partitioning = false)"}
+	dayTables = []*dayTable{predmktMarketDays, perpdexLiquidationDays}
+)
+
+// daySource is the sidecar entry of one published date: the source file's signature
+// and, where the table keeps it, the span of the source rows it summarises.
+type daySource struct {
+	Sig   string `json:"sig"`
+	Rows  int64  `json:"rows"`
+	First int64  `json:"first,omitempty"` // spanSQL: epoch ms (market days), epoch µs (liquidations)
+	Last  int64  `json:"last,omitempty"`
+	Span  bool   `json:"span,omitempty"` // First and Last were recorded (an entry without them is not trusted)
+}
+
+func (d *dayTable) sidecar(dir string) string {
+	return filepath.Join(dir, filepath.FromSlash(d.dst.Prefix), "_sources.json")
+}
+
+var dayLocks sync.Map // lake dir + table -> *sync.Mutex
+
+// DayPublication is what one publication of a per-day table did.
+type DayPublication struct {
+	Table      string
+	Partitions int      // date partitions of the source
+	Written    []string // dates recomputed
+	Removed    []string // dates whose source disappeared
+	Took       time.Duration
+}
+
+// PublishDayTables brings every per-day derived table up to date with its source,
+// recomputing only the dates whose source file changed. Each file is written atomically
+// and the sidecar after each date, so a cancelled publication leaves the previous files
+// and the next one carries on.
+func (q *Queries) PublishDayTables(ctx context.Context) ([]DayPublication, error) {
+	var out []DayPublication
+	for _, d := range dayTables {
+		p, err := q.publishDays(ctx, d)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, p)
+		if d == predmktMarketDays {
+			t, err := q.publishMarketTotals(ctx)
+			if err != nil {
+				return out, err
+			}
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+var predmktMarketTotalsSQL = sqlfiles.MustRead("predmkt/market_totals_publish.sql")
+
+// totalsSource is the sidecar entry of one predmkt_market_totals date: the chain of
+// the trades files' signatures of every date up to it (chainSig) it was summed from,
+// its rows and its last fill (epoch ms; 0 with none).
+type totalsSource struct {
+	Chain string `json:"chain"`
+	Rows  int64  `json:"rows"`
+	Last  int64  `json:"last"`
+}
+
+func totalsSidecar(dir string) string {
+	return filepath.Join(dir, filepath.FromSlash(lake.PredmktMarketTotals.Prefix), "_sources.json")
+}
+
+// chainSig extends the signature chain of the dates before date by date's source.
+func chainSig(prev, date, sig string) string {
+	h := sha256.Sum256([]byte(prev + "|" + date + "=" + sig))
+	return hex.EncodeToString(h[:16])
+}
+
+// publishMarketTotals brings predmkt_market_totals up to date with the published
+// market days: walking the dates in order, a date whose chain of source signatures is
+// unchanged is kept; from the first changed one (a new, late, corrected or removed
+// day) each date is recomputed as the previous totals plus its day, one small file
+// each. A date left by its source is removed.
+func (q *Queries) publishMarketTotals(ctx context.Context) (DayPublication, error) {
+	const op = "predmkt market totals publication"
+	start := time.Now()
+	mu, _ := dayLocks.LoadOrStore(q.dir+"\x00"+lake.PredmktMarketTotals.Name, &sync.Mutex{})
+	mu.(*sync.Mutex).Lock()
+	defer mu.(*sync.Mutex).Unlock()
+	days, err := readDaySources(predmktMarketDays.sidecar(q.dir))
+	if err != nil {
+		return DayPublication{}, &StoreError{Op: op, Err: err}
+	}
+	done, err := readTotalsSources(totalsSidecar(q.dir))
+	if err != nil {
+		return DayPublication{}, &StoreError{Op: op, Err: err}
+	}
+	pub := DayPublication{Table: lake.PredmktMarketTotals.Name, Partitions: len(days)}
+	for date := range done {
+		if _, ok := days[date]; !ok {
+			if err := removeDatePartition(q.dir, lake.PredmktMarketTotals, date); err != nil {
+				return pub, &StoreError{Op: op, Err: err}
+			}
+			delete(done, date)
+			if err := writeJSONAtomic(totalsSidecar(q.dir), done); err != nil {
+				return pub, &StoreError{Op: op, Err: err}
+			}
+			pub.Removed = append(pub.Removed, date)
+		}
+	}
+	sort.Strings(pub.Removed)
+	dates := make([]string, 0, len(days))
+	for d := range days {
+		dates = append(dates, d)
+	}
+	sort.Strings(dates)
+	chain, prev, last := "", "", int64(0)
+	reloaded := false
+	for _, date := range dates {
+		e := days[date]
+		chain = chainSig(chain, date, e.Sig)
+		if e.Rows > 0 && e.Last > last {
+			last = e.Last
+		}
+		if t, ok := done[date]; ok && t.Chain == chain {
+			if t.Rows > 0 {
+				prev = date
+			}
+			continue
+		}
+		if !reloaded {
+			// The views must match the files now: the days just published, and the totals
+			// as they are (none at all, or some removed, since the views were made).
+			if err := q.Reload(ctx); err != nil {
+				return pub, wrap(ctx, op, err)
+			}
+			reloaded = true
+		}
+		if err := q.ensureView(ctx, lake.PredmktMarketTotals); err != nil { // its first file
+			return pub, wrap(ctx, op, err)
+		}
+		n, err := lake.CopyQuery(ctx, q.db, q.dir, lake.PredmktMarketTotals, []string{date}, predmktMarketTotalsSQL, prev, date)
+		if err != nil {
+			return pub, wrap(ctx, op, err)
+		}
+		if n == 0 {
+			if err := removeDatePartition(q.dir, lake.PredmktMarketTotals, date); err != nil {
+				return pub, &StoreError{Op: op, Err: err}
+			}
+		} else {
+			prev = date
+		}
+		done[date] = totalsSource{Chain: chain, Rows: n, Last: last}
+		if err := writeJSONAtomic(totalsSidecar(q.dir), done); err != nil {
+			return pub, &StoreError{Op: op, Err: err}
+		}
+		pub.Written = append(pub.Written, date)
+	}
+	if err := q.ensureView(ctx, lake.PredmktMarketTotals); err != nil {
+		return pub, wrap(ctx, op, err)
+	}
+	pub.Took = time.Since(start)
+	return pub, nil
+}
+
+// marketTotalsDate is the latest date whose published totals stand in for every trades
+// date up to it at the clock whose 24-hour window starts at cut: summed from the very
+// files now in the lake (the chain of the current signatures matches), and every fill
+// in them before cut (so they count in the lifetime figures only). "" when none does.
+func (q *Queries) marketTotalsDate(src map[string]dateFile, cut int64) (string, error) {
+	done, err := readTotalsSources(totalsSidecar(q.dir))
+	if err != nil || len(done) == 0 {
+		return "", err
+	}
+	dates := make([]string, 0, len(src))
+	for d := range src {
+		dates = append(dates, d)
+	}
+	sort.Strings(dates)
+	chain, best := "", ""
+	for _, date := range dates {
+		chain = chainSig(chain, date, src[date].sig)
+		t, ok := done[date]
+		if !ok || t.Chain != chain || t.Last >= cut {
+			break
+		}
+		best = date
+	}
+	return best, nil
+}
+
+func readTotalsSources(path string) (map[string]totalsSource, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return map[string]totalsSource{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]totalsSource{}
+	if err := json.Unmarshal(b, &out); err != nil {
+		return map[string]totalsSource{}, nil // a damaged sidecar costs a republication
+	}
+	return out, nil
+}
+
+// WarmDayTables is PublishDayTables for the serve refresher.
+func (q *Queries) WarmDayTables(ctx context.Context) error {
+	_, err := q.PublishDayTables(ctx)
+	return err
+}
+
+func (q *Queries) publishDays(ctx context.Context, d *dayTable) (DayPublication, error) {
+	op := d.name + " publication"
+	start := time.Now()
+	mu, _ := dayLocks.LoadOrStore(q.dir+"\x00"+d.dst.Name, &sync.Mutex{})
+	mu.(*sync.Mutex).Lock()
+	defer mu.(*sync.Mutex).Unlock()
+
+	src, err := datePartitions(q.dir, d.src)
+	if err != nil {
+		return DayPublication{}, &StoreError{Op: op, Err: err}
+	}
+	done, err := readDaySources(d.sidecar(q.dir))
+	if err != nil {
+		return DayPublication{}, &StoreError{Op: op, Err: err}
+	}
+	pub := DayPublication{Table: d.dst.Name, Partitions: len(src)}
+	var todo, gone []string
+	for date, f := range src {
+		if done[date].Sig != f.sig {
+			todo = append(todo, date)
+		}
+	}
+	for date := range done {
+		if _, ok := src[date]; !ok {
+			gone = append(gone, date)
+		}
+	}
+	sort.Strings(todo)
+	sort.Strings(gone)
+	for _, date := range gone {
+		if err := removeDatePartition(q.dir, d.dst, date); err != nil {
+			return pub, &StoreError{Op: op, Err: err}
+		}
+		delete(done, date)
+		if err := writeDaySources(d.sidecar(q.dir), done); err != nil {
+			return pub, &StoreError{Op: op, Err: err}
+		}
+		pub.Removed = append(pub.Removed, date)
+	}
+	for _, date := range todo {
+		f := src[date]
+		n, err := lake.CopyQuery(ctx, q.db, q.dir, d.dst, []string{date}, d.publishSQL, f.path)
+		if err != nil {
+			return pub, wrap(ctx, op, err)
+		}
+		e := daySource{Sig: f.sig, Rows: n}
+		if n == 0 { // no row: CopyQuery kept the old file, which no longer holds
+			if err := removeDatePartition(q.dir, d.dst, date); err != nil {
+				return pub, &StoreError{Op: op, Err: err}
+			}
+		} else if d.spanSQL != "" {
+			rel, _ := d.dst.Path(date)
+			var first, last sql.NullInt64
+			if err := q.db.QueryRowContext(ctx, d.spanSQL, filepath.Join(q.dir, filepath.FromSlash(rel))).Scan(&first, &last); err != nil {
+				return pub, wrap(ctx, op, err)
+			}
+			e.First, e.Last, e.Span = first.Int64, last.Int64, true
+		}
+		done[date] = e
+		if err := writeDaySources(d.sidecar(q.dir), done); err != nil {
+			return pub, &StoreError{Op: op, Err: err}
+		}
+		pub.Written = append(pub.Written, date)
+	}
+	if err := q.ensureView(ctx, d.dst); err != nil { // the table's first files
+		return pub, wrap(ctx, op, err)
+	}
+	pub.Took = time.Since(start)
+	return pub, nil
+}
+
+// dayPlan splits the source's dates for one request: derived lists the dates whose
+// published partition stands in for the raw rows (published from the file now in the
+// lake, and use says its span fits the request), raw the dates read from the source.
+// Dates skip says hold nothing the request counts are in neither. Both lists are
+// comma-separated YYYY-MM-DD, as the SQL takes them.
+func (q *Queries) dayPlan(d *dayTable, use, skip func(daySource) bool) (derived, raw string, err error) {
+	pub, rs, err := q.dayEntries(d)
+	if err != nil {
+		return "", "", err
+	}
+	var ds []string
+	for date, e := range pub {
+		switch {
+		case skip != nil && skip(e):
+		case use == nil || use(e):
+			ds = append(ds, date)
+		default:
+			rs = append(rs, date)
+		}
+	}
+	sort.Strings(ds)
+	sort.Strings(rs)
+	return strings.Join(ds, ","), strings.Join(rs, ","), nil
+}
+
+// dayEntries returns the source dates whose published partition was computed from the
+// file now in the lake (with their sidecar entries) and the other source dates.
+func (q *Queries) dayEntries(d *dayTable) (pub map[string]daySource, raw []string, err error) {
+	src, err := datePartitions(q.dir, d.src)
+	if err != nil {
+		return nil, nil, err
+	}
+	done, err := readDaySources(d.sidecar(q.dir))
+	if err != nil {
+		return nil, nil, err
+	}
+	pub = map[string]daySource{}
+	for date, f := range src {
+		if e, ok := done[date]; ok && e.Sig == f.sig && (d.spanSQL == "" || e.Rows == 0 || e.Span) {
+			pub[date] = e
+		} else {
+			raw = append(raw, date)
+		}
+	}
+	return pub, raw, nil
+}
+
+type dateFile struct{ path, sig string }
+
+// datePartitions maps each date partition of t (partitioned by date only) to its file
+// and the file's signature (size and modification time).
+func datePartitions(dir string, t *lake.Table) (map[string]dateFile, error) {
+	files, err := t.Files(dir)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]dateFile, len(files))
+	for _, f := range files {
+		date, ok := strings.CutPrefix(filepath.Base(filepath.Dir(f)), "date=")
+		if !ok {
+			continue
+		}
+		st, err := os.Stat(f)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				continue // replaced under us; the next look sees the new one
+			}
+			return nil, err
+		}
+		out[date] = dateFile{path: f, sig: fmt.Sprintf("%d:%d", st.Size(), st.ModTime().UnixNano())}
+	}
+	return out, nil
+}
+
+func removeDatePartition(dir string, t *lake.Table, date string) error {
+	rel, err := t.Path(date)
+	if err != nil {
+		return err
+	}
+	f := filepath.Join(dir, filepath.FromSlash(rel))
+	if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	os.Remove(filepath.Dir(f)) //nolint:errcheck // the date directory, when empty
+	return nil
+}
+
+func readDaySources(path string) (map[string]daySource, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return map[string]daySource{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]daySource{}
+	if err := json.Unmarshal(b, &out); err != nil {
+		// A damaged sidecar only costs a full republication (and raw reads meanwhile).
+		return map[string]daySource{}, nil
+	}
+	return out, nil
+}
+
+func writeDaySources(path string, m map[string]daySource) error { return writeJSONAtomic(path, m) }
+
+func writeJSONAtomic(path string, m any) error {
+	b, err := json.MarshalIndent(m, "", " ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return lake.WriteFileAtomic(path, append(b, '\n'))
+}

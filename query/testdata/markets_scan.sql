@@ -1,0 +1,50 @@
+-- PredmktMarkets lists markets with their status and trading figures as of the store
+-- clock, in sort order after the keyset (sk, condition_id) > ($9, $10).
+-- $1 now (epoch ms), $2 category ('' any), $3 status ('' any, open, resolved, invalid),
+-- $4 family asset ('' any), $5 family tenor ('' any), $6 search text in lower case
+-- ('' none), $7 sort (volume, volume_24h, trades, created, end), $8 condition_id
+-- ('' any), $9 after sort key, $10 after condition_id, $11 limit.
+-- Trading figures count each tape trade once (the taker fill) with ts <= now; USD is
+-- summed as integer micro-USD. A resolution counts once resolved_ts <= now; it is
+-- resolved when it names a winning outcome, invalid otherwise. A market is listed once
+-- created_ts <= now and closed once it is closed and its end_ts <= now (point in time).
+WITH v AS (
+    SELECT condition_id,
+           CAST(sum(round(usd * 1e6)) AS BIGINT)                                                  AS vol,
+           CAST(coalesce(sum(round(usd * 1e6)) FILTER (WHERE ts >= $1 - 86400000), 0) AS BIGINT)  AS vol24,
+           count(*)                                                                               AS n,
+           max(ts)                                                                                AS last_ts
+    FROM predmkt_trades
+    WHERE role = 'taker' AND ts <= $1 AND ($8 = '' OR condition_id = $8)
+    GROUP BY condition_id
+), m AS (
+    SELECT mk.condition_id, mk.question, mk.slug, mk.category,
+           coalesce(mk.family_asset, '') AS family_asset, coalesce(mk.family_tenor, '') AS family_tenor,
+           epoch_ms(mk.created_ts) AS created_ms, epoch_ms(mk.end_ts) AS end_ms, mk.closed AND epoch_ms(mk.end_ts) <= $1 AS closed,
+           CASE WHEN r.condition_id IS NULL THEN 'open'
+                WHEN NOT r.invalid AND r.winning_index IS NOT NULL THEN 'resolved'
+                ELSE 'invalid' END AS status,
+           epoch_ms(r.resolved_ts) AS resolved_ms,
+           CASE WHEN NOT r.invalid THEN r.winning_index END AS winning_index,
+           coalesce(v.vol, 0) AS vol, coalesce(v.vol24, 0) AS vol24, coalesce(v.n, 0) AS n, v.last_ts
+    FROM predmkt_markets mk
+    LEFT JOIN (SELECT * FROM predmkt_resolutions WHERE epoch_ms(resolved_ts) <= $1) r ON r.condition_id = mk.condition_id
+    LEFT JOIN v ON v.condition_id = mk.condition_id
+    WHERE ($8 = '' OR mk.condition_id = $8) AND epoch_ms(mk.created_ts) <= $1
+), k AS (
+    SELECT *,
+           CASE $7 WHEN 'volume' THEN -vol WHEN 'volume_24h' THEN -vol24 WHEN 'trades' THEN -n
+                   WHEN 'created' THEN -created_ms ELSE end_ms END AS sk
+    FROM m
+    WHERE ($2 = '' OR category = $2)
+      AND ($3 = '' OR status = $3)
+      AND ($4 = '' OR family_asset = $4)
+      AND ($5 = '' OR family_tenor = $5)
+      AND ($6 = '' OR contains(lower(question), $6) OR contains(lower(slug), $6))
+)
+SELECT condition_id, question, slug, category, family_asset, family_tenor, created_ms, end_ms, closed,
+       status, resolved_ms, winning_index, vol, vol24, n, last_ts, sk
+FROM k
+WHERE sk > $9 OR (sk = $9 AND condition_id > $10)
+ORDER BY sk, condition_id
+LIMIT $11;
