@@ -2,13 +2,17 @@ package query
 
 import (
 	"context"
+	"os"
 	"time"
 
 	"mdq/lake"
 	sqlfiles "mdq/sql"
 )
 
-var onchainTracePairsSQL = sqlfiles.MustRead("onchain/trace_pairs.sql")
+var (
+	onchainTracePairsSQL = sqlfiles.MustRead("onchain/trace_pairs.sql")
+	onchainTraceHopSQL   = sqlfiles.MustRead("onchain/trace_hop.sql")
+)
 
 // OnchainTraceParams are the inputs of OnchainTrace.
 type OnchainTraceParams struct {
@@ -65,91 +69,55 @@ type TraceCounterparty struct {
 	TxCount       int64
 }
 
-// tracePairs is the hourly pair board of one (chain, window): addresses interned to
-// ids, and each wallet's pairs in rank order in one flat slice.
-type tracePairs struct {
-	ids   map[string]int32
-	names []string
-	off   []int32 // wallet id -> its pairs are ents[off[id]:off[id+1]]
-	ents  []tracePairEnt
-}
-
-type tracePairEnt struct {
-	cp          int32
-	n           int64
-	out, in, vv float64
-}
+// The pair board of (chain, window) for the hour is a published Parquet file
+// (lake.OnchainTracePairsBoard, rows sorted by wallet): a hop reads its frontier's rows
+// from it per request, so the board (every pair of the window: hundreds of megabytes
+// on a large lake) never sits in the Go heap; the hourly cache keeps the file's path.
 
 type tracePairsKey struct{}
 
-func (q *Queries) onchainTracePairs(ctx context.Context, chain, window string) (*tracePairs, error) {
-	v, _ := q.ext.LoadOrStore(tracePairsKey{}, newOcHourly[*tracePairs]("onchain trace pairs"))
-	h := v.(*hourly[*tracePairs])
+// onchainTracePairs returns the path of the published pair board of (chain, window)
+// for the serving hour, publishing it first when it is not.
+func (q *Queries) onchainTracePairs(ctx context.Context, chain, window string) (string, error) {
+	v, _ := q.ext.LoadOrStore(tracePairsKey{}, newOcHourly[string]("onchain trace pairs"))
+	h := v.(*hourly[string])
 	return h.value(ctx, q, chain+"|"+window, ocBoardHour(q.Now()),
-		func(ctx context.Context, at time.Time) (*tracePairs, error) {
+		func(ctx context.Context, at time.Time) (string, error) {
 			return q.buildTracePairs(ctx, chain, window, at)
 		})
 }
 
-func (q *Queries) buildTracePairs(ctx context.Context, chain, window string, at time.Time) (*tracePairs, error) {
+func (q *Queries) buildTracePairs(ctx context.Context, chain, window string, at time.Time) (string, error) {
 	since, until := windowBounds(at, window)
-	rows, err := q.sourcedBoardRows(ctx, lake.OnchainTracePairsBoard, chain+"."+window, at, legsBoardSources, nil, onchainTracePairsSQL, chain, since, until)
+	sig, err := filesSignature(q.dir, legsBoardSources...)
 	if err != nil {
-		return nil, wrap(ctx, "onchain trace", err)
+		return "", &StoreError{Op: "onchain trace", Err: err}
 	}
-	defer rows.Close()
-	p := &tracePairs{ids: map[string]int32{}}
-	id := func(a string) int32 {
-		if i, ok := p.ids[a]; ok {
-			return i
-		}
-		i := int32(len(p.names))
-		p.ids[a] = i
-		p.names = append(p.names, a)
-		return i
-	}
-	var walletOf []int32 // per entry, in row order (grouped by wallet)
-	for rows.Next() {
-		var x, c string
-		var e tracePairEnt
-		if err := rows.Scan(&x, &c, &e.out, &e.in, &e.n, &e.vv); err != nil {
-			return nil, wrap(ctx, "onchain trace", err)
-		}
-		walletOf = append(walletOf, id(x))
-		e.cp = id(c)
-		p.ents = append(p.ents, e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, wrap(ctx, "onchain trace", err)
-	}
-	// Rows arrive grouped by wallet: record where each wallet's run starts and ends.
-	p.off = make([]int32, 2*len(p.names))
-	for i := range p.off {
-		p.off[i] = -1
-	}
-	for i, w := range walletOf {
-		if p.off[2*w] < 0 {
-			p.off[2*w] = int32(i)
-		}
-		p.off[2*w+1] = int32(i + 1)
-	}
-	return p, nil
+	path, err := q.derivedFile(ctx, lake.OnchainTracePairsBoard, chain+"."+window, boardBuilt(at, sig), BoardHoursKept,
+		nil, onchainTracePairsSQL, chain, since, until)
+	return path, wrap(ctx, "onchain trace", err)
 }
 
-// hop returns x's first width pairs clearing minUSD.
-func (p *tracePairs) hop(x string, minUSD float64, width int) []TraceCounterparty {
-	w, ok := p.ids[x]
-	if !ok || p.off[2*w] < 0 {
-		return nil
+// tracePairsHop reads, from the pair board file, each frontier wallet's first width
+// pairs clearing minUSD, best first.
+func (q *Queries) tracePairsHop(ctx context.Context, path string, minUSD float64, width int, frontier []string) (map[string][]TraceCounterparty, error) {
+	ctx, cancel := q.ctx(ctx)
+	defer cancel()
+	rows, err := q.db.QueryContext(ctx, onchainTraceHopSQL, path, frontier, minUSD, width)
+	if err != nil {
+		return nil, err
 	}
-	var out []TraceCounterparty
-	for _, e := range p.ents[p.off[2*w]:p.off[2*w+1]] {
-		if len(out) >= width || e.vv < minUSD {
-			break
+	defer rows.Close()
+	out := map[string][]TraceCounterparty{}
+	for rows.Next() {
+		var x string
+		var c TraceCounterparty
+		if err := rows.Scan(&x, &c.Address, &c.OutUSD, &c.InUSD, &c.TxCount); err != nil {
+			return nil, err
 		}
-		out = append(out, TraceCounterparty{Address: p.names[e.cp], OutUSD: e.out, InUSD: e.in, TxCount: e.n})
+		out[x] = append(out[x], c)
 	}
-	return out
+	return out, rows.Err()
 }
 
 // OnchainTraceHop returns, for each wallet of frontier, its top-width counterparties
@@ -158,17 +126,21 @@ func (q *Queries) OnchainTraceHop(ctx context.Context, chain, window string, min
 	if err := q.onchainLegs(ctx); err != nil {
 		return nil, err
 	}
-	p, err := q.onchainTracePairs(ctx, chain, window)
+	path, err := q.onchainTracePairs(ctx, chain, window)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string][]TraceCounterparty{}
-	for _, x := range frontier {
-		if l := p.hop(x, minUSD, width); l != nil {
-			out[x] = l
+	out, err := q.tracePairsHop(ctx, path, minUSD, width, frontier)
+	if err != nil && ctx.Err() == nil {
+		if _, serr := os.Stat(path); serr != nil {
+			// Another process published the board from newer sources and removed this
+			// version since the path was cached: read (or publish) the current one.
+			if path, err = q.buildTracePairs(ctx, chain, window, ocBoardHour(q.Now())); err == nil {
+				out, err = q.tracePairsHop(ctx, path, minUSD, width, frontier)
+			}
 		}
 	}
-	return out, nil
+	return out, wrap(ctx, "onchain trace", err)
 }
 
 // OnchainTrace follows money outward from the root breadth-first: each hop expands
