@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -124,30 +125,57 @@ func boardRefresher(ctx context.Context, _ *Config, _ *cobra.Command, api *handl
 		defer close(done)
 		t := time.NewTicker(time.Minute)
 		defer t.Stop()
+		first := true
 		for {
-			// The prediction-market board and its tape index (ohlcv, orderbook, smart money,
-			// events), then the perpetuals boards, then the on-chain state; each area's
-			// outcome feeds /readyz.
-			for _, w := range []struct {
-				area string
+			// Three independent chains: the prediction-market board and its tape index
+			// (ohlcv, orderbook, smart money, events); the perpetuals cohort labels, then
+			// the perpetuals boards (which read the labels); the on-chain state. The
+			// first pass (start-up: mostly one goroutine per area reading published rows)
+			// runs them side by side so they overlap rather than queue; later passes
+			// (hour turns: builds that each take DuckDB's whole memory share on a large
+			// lake) run them one after the other. Each area's outcome feeds /readyz as
+			// soon as it is known.
+			type area struct {
+				name string
 				fn   func(context.Context) error
-			}{
-				{"predmkt", api.Q.WarmPredmkt},
-				{"perpdex_cohorts", api.Q.PerpdexCohortsWarm},
-				{"perpdex", api.Q.PerpdexWarm},
-				{"onchain", api.Q.OnchainWarm},
+			}
+			var wg sync.WaitGroup
+			for _, chain := range [][]area{
+				{{"predmkt", api.Q.WarmPredmkt}},
+				{{"perpdex_cohorts", api.Q.PerpdexCohortsWarm}, {"perpdex", api.Q.PerpdexWarm}},
+				{{"onchain", api.Q.OnchainWarm}},
 			} {
-				at := api.Q.Now()
-				// A build, not a request: its queries get query.BuildTimeout (a board of a
-				// large lake on a busy machine takes longer than a request may).
-				err := w.fn(query.AsBuild(ctx))
-				if ctx.Err() != nil {
-					return
+				wg.Add(1)
+				run := func() {
+					defer wg.Done()
+					for _, w := range chain {
+						at := api.Q.Now()
+						start := time.Now()
+						// A build, not a request: its queries get query.BuildTimeout (a board
+						// of a large lake on a busy machine takes longer than a request may).
+						err := w.fn(query.AsBuild(ctx))
+						if ctx.Err() != nil {
+							return
+						}
+						if api.Log != nil {
+							api.Log.Debug("derived state warm", "area", w.name, "took", time.Since(start).Round(time.Millisecond))
+						}
+						api.Q.MarkWarm(w.name, at, err)
+						if err != nil && api.Log != nil {
+							api.Log.Error(w.name+" derived state", "err", err)
+						}
+					}
 				}
-				api.Q.MarkWarm(w.area, at, err)
-				if err != nil && api.Log != nil {
-					api.Log.Error(w.area+" derived state", "err", err)
+				if first {
+					go run()
+				} else {
+					run()
 				}
+			}
+			wg.Wait()
+			first = false
+			if ctx.Err() != nil {
+				return
 			}
 			select {
 			case <-ctx.Done():
