@@ -126,6 +126,27 @@ func boardRefresher(ctx context.Context, _ *Config, _ *cobra.Command, api *handl
 		t := time.NewTicker(time.Minute)
 		defer t.Stop()
 		first := true
+		// Ready as soon as the derived tables are current for the serving clock (on a
+		// restart: the boards published, nothing to compute): the first pass below then
+		// reads them into the hourly caches without holding /readyz back.
+		at := api.Q.Now()
+		if cur, err := api.Q.PublishedCurrent(query.AsBuild(ctx)); err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			if api.Log != nil {
+				api.Log.Warn("derived tables check", "err", err)
+			}
+		} else {
+			for _, area := range query.ReadyAreas {
+				if cur[area] {
+					api.Q.MarkWarm(area, at, nil)
+				}
+			}
+			if api.Log != nil {
+				api.Log.Debug("derived tables current", "areas", cur)
+			}
+		}
 		for {
 			// Three independent chains: the prediction-market board and its tape index
 			// (ohlcv, orderbook, smart money, events); the perpetuals cohort labels, then
