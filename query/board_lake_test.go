@@ -31,7 +31,7 @@ type allBoards struct {
 	Builders  map[string]*pdBuildersData
 	Screener  map[string][]screenerBoardRow
 	Discover  map[string][]discoverBoardRow
-	Trace     map[string]map[string][]TraceCounterparty // chain -> wallet -> its ranked pairs (all of them)
+	Trace     map[string]*tracePairs
 	Holders   map[string]map[string][]TokenHolderRow
 	Transfers map[string]map[string][]TokenTransferRow
 	Labels    map[string]LabelRow
@@ -48,7 +48,7 @@ func readAllBoards(t *testing.T, q *Queries) allBoards {
 	}
 	at := ocBoardHour(q.Now())
 	b := allBoards{Perpdex: map[string][]pdBoardEntry{}, Builders: map[string]*pdBuildersData{}, Screener: map[string][]screenerBoardRow{},
-		Discover: map[string][]discoverBoardRow{}, Trace: map[string]map[string][]TraceCounterparty{},
+		Discover: map[string][]discoverBoardRow{}, Trace: map[string]*tracePairs{},
 		Holders: map[string]map[string][]TokenHolderRow{}, Transfers: map[string]map[string][]TokenTransferRow{}}
 	for _, w := range PerpdexWindowNames {
 		e, _, err := q.perpdexBoard(ctx, w)
@@ -72,25 +72,7 @@ func readAllBoards(t *testing.T, q *Queries) allBoards {
 				b.Screener[chain+w+map[bool]string{true: "smart"}[smart]] = rows
 			}
 		}
-		// The pair board as the hops read it: every wallet's pairs, whole rankings.
-		path, err := q.onchainTracePairs(ctx, chain, "30d")
-		if err != nil {
-			t.Fatal(err)
-		}
-		var wallets []string
-		rows, err := q.db.QueryContext(ctx, "SELECT DISTINCT wallet FROM read_parquet($1) ORDER BY 1", path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for rows.Next() {
-			var w string
-			if err := rows.Scan(&w); err != nil {
-				t.Fatal(err)
-			}
-			wallets = append(wallets, w)
-		}
-		rows.Close()
-		p, err := q.tracePairsHop(ctx, path, 0, math.MaxInt32, wallets)
+		p, err := q.onchainTracePairs(ctx, chain, "30d")
 		if err != nil {
 			t.Fatal(err)
 		}
