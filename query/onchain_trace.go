@@ -121,6 +121,11 @@ func (q *Queries) buildTracePairs(ctx context.Context, chain, window string, at 
 	if err != nil {
 		return nil, wrap(ctx, "onchain trace", err)
 	}
+	return q.loadTracePairs(ctx, path)
+}
+
+// loadTracePairs reads the heads of the rankings of the pair board file at path.
+func (q *Queries) loadTracePairs(ctx context.Context, path string) (*tracePairs, error) {
 	rows, err := q.db.QueryContext(ctx, onchainTraceHeadsSQL, path, OnchainTraceMaxWidth)
 	if err != nil {
 		return nil, wrap(ctx, "onchain trace", err)
