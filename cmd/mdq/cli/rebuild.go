@@ -125,7 +125,8 @@ func boardRefresher(ctx context.Context, _ *Config, _ *cobra.Command, api *handl
 		defer close(done)
 		t := time.NewTicker(time.Minute)
 		defer t.Stop()
-		first := true
+		// Whether the first pass only reads published state (every area current).
+		first := false
 		// Ready as soon as the derived tables are current for the serving clock (on a
 		// restart: the boards published, nothing to compute): the first pass below then
 		// reads them into the hourly caches without holding /readyz back.
@@ -138,9 +139,12 @@ func boardRefresher(ctx context.Context, _ *Config, _ *cobra.Command, api *handl
 				api.Log.Warn("derived tables check", "err", err)
 			}
 		} else {
+			first = true
 			for _, area := range query.ReadyAreas {
 				if cur[area] {
 					api.Q.MarkWarm(area, at, nil)
+				} else {
+					first = false
 				}
 			}
 			if api.Log != nil {
@@ -150,12 +154,12 @@ func boardRefresher(ctx context.Context, _ *Config, _ *cobra.Command, api *handl
 		for {
 			// Three independent chains: the prediction-market board and its tape index
 			// (ohlcv, orderbook, smart money, events); the perpetuals cohort labels, then
-			// the perpetuals boards (which read the labels); the on-chain state. The
-			// first pass (start-up: mostly one goroutine per area reading published rows)
-			// runs them side by side so they overlap rather than queue; later passes
-			// (hour turns: builds that each take DuckDB's whole memory share on a large
-			// lake) run them one after the other. Each area's outcome feeds /readyz as
-			// soon as it is known.
+			// the perpetuals boards (which read the labels); the on-chain state. A first
+			// pass that only reads published state (one goroutine per area reading
+			// rows back) runs them side by side so they overlap rather than queue; a pass
+			// that builds (a first start, an hour turn: builds that each take DuckDB's
+			// whole memory share on a large lake) runs them one after the other. Each
+			// area's outcome feeds /readyz as soon as it is known.
 			type area struct {
 				name string
 				fn   func(context.Context) error
