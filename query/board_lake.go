@@ -95,6 +95,41 @@ func (q *Queries) derivedRows(ctx context.Context, t *lake.Table, board, built s
 	return rows, err
 }
 
+// derivedFile is derivedRows for callers that read the published file per request
+// (a few row groups of it) instead of reading its rows once: it returns the path of
+// the file of (board, built) in t, computing and publishing it first when it is not
+// published. When the lake cannot be written the rows are written with the same writer
+// under the store's spill directory instead, so the caller still reads a file.
+func (q *Queries) derivedFile(ctx context.Context, t *lake.Table, board, built string, keepHours int,
+	prepare func(context.Context) error, query string, args ...any) (string, error) {
+	rel, err := t.Path(board, built)
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(q.dir, filepath.FromSlash(rel))
+	if _, err := os.Stat(path); err == nil {
+		return path, nil
+	}
+	if prepare != nil {
+		if err := prepare(ctx); err != nil {
+			return "", err
+		}
+	}
+	if _, err := lake.CopyResult(ctx, q.db, q.dir, t, []string{board, built}, query, args...); err != nil {
+		if ctx.Err() != nil || !isWriteError(err) {
+			return "", err
+		}
+		q.log.Warn("derived rows not published (lake not writable); kept in the spill directory", "table", t.Name, "board", board, "err", err)
+		root := filepath.Join(q.budget.TempDir, "boards")
+		if _, err := lake.CopyResult(ctx, q.db, root, t, []string{board, built}, query, args...); err != nil {
+			return "", err
+		}
+		return filepath.Join(root, filepath.FromSlash(rel)), nil
+	}
+	q.pruneBoards(t, board, built, keepHours)
+	return path, nil
+}
+
 // isWriteError reports a failure to create or replace a file (a read-only lake), as
 // opposed to a failing query.
 func isWriteError(err error) bool {

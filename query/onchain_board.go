@@ -32,16 +32,20 @@ func (q *Queries) onchainSig() string {
 // the labels board. Call it at start and at each hour turn so requests never wait for
 // a build (a request for a board not built yet builds it, waiting once).
 func (q *Queries) OnchainWarm(ctx context.Context) error {
+	step := q.warmSteps("onchain")
 	// The legs first: only partitions whose transfers changed are recomputed.
 	if _, err := q.PublishOnchainLegs(ctx); err != nil {
 		return err
 	}
+	step("legs publication check")
 	if err := q.onchainLegs(ctx); err != nil {
 		return err
 	}
+	step("label cascade")
 	if err := q.onchainSide(ctx); err != nil {
 		return err
 	}
+	step("side tables and balances index")
 	at := ocBoardHour(q.Now())
 	for _, chain := range OnchainChains {
 		for _, w := range []string{"24h", "7d", "30d", "90d"} {
@@ -52,6 +56,7 @@ func (q *Queries) OnchainWarm(ctx context.Context) error {
 			}
 		}
 	}
+	step("screener boards")
 	for _, chain := range []string{"ethereum", "bsc"} {
 		for _, w := range []string{"24h", "7d", "30d", "90d", "all"} {
 			if _, err := q.OnchainDiscover(ctx, OnchainDiscoverParams{Chain: chain, Window: w, Sort: "volume", Order: "desc", Size: 1}); err != nil {
@@ -59,11 +64,13 @@ func (q *Queries) OnchainWarm(ctx context.Context) error {
 			}
 		}
 	}
+	step("discover boards")
 	for _, chain := range OnchainChains {
 		if _, err := q.onchainTracePairs(ctx, chain, "30d"); err != nil {
 			return err
 		}
 	}
+	step("trace pair boards")
 	for _, chain := range OnchainChains {
 		if _, err := q.OnchainTokenHolders(ctx, chain, OnchainZeroAddress, 1); err != nil {
 			return err
@@ -75,6 +82,8 @@ func (q *Queries) OnchainWarm(ctx context.Context) error {
 			}
 		}
 	}
+	step("holders and transfers boards")
 	_, err := q.OnchainLabelsBatch(ctx, []string{OnchainZeroAddress})
+	step("labels board")
 	return err
 }

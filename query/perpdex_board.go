@@ -187,15 +187,20 @@ func pdOrderKey(sortKey string, desc bool) string {
 // hour's figures while the new ones build in the background).
 func (q *Queries) PerpdexWarm(ctx context.Context) error {
 	// The closed trades first: republished only when a fills file changed.
+	step := q.warmSteps("perpdex")
 	if _, err := q.PublishPerpdexClosedTrades(ctx); err != nil {
 		return err
 	}
+	step("closed trades publication check")
 	for _, w := range PerpdexWindowNames {
 		if _, err := q.perpdexBoardOf(ctx, w); err != nil {
 			return err
 		}
+		step("leaderboard " + w)
 	}
-	return q.perpdexWarmBuilders(ctx)
+	err := q.perpdexWarmBuilders(ctx)
+	step("builders")
+	return err
 }
 
 // PerpdexWindowNames lists the windows in a fixed order.

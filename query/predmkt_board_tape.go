@@ -251,10 +251,13 @@ func (q *Queries) predmktTape(ctx context.Context) (*tapeIndex, error) {
 // WarmPredmkt builds the hourly board and the tape index ahead of the first request
 // (startup, benchmarks), without a request's deadline.
 func (q *Queries) WarmPredmkt(ctx context.Context) error {
+	step := q.warmSteps("predmkt")
 	if _, err := q.PredmktBoard(ctx); err != nil {
 		return err
 	}
+	step("board")
 	_, err := q.predmktTape(ctx)
+	step("tape index")
 	return err
 }
 

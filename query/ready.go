@@ -84,3 +84,13 @@ func (q *Queries) Ready() ReadyReport {
 	}
 	return r
 }
+
+// warmSteps returns a function that logs (at debug) how long each step of area's warm
+// took since the previous call, to see where a start's seconds go.
+func (q *Queries) warmSteps(area string) func(step string) {
+	last := time.Now()
+	return func(step string) {
+		q.log.Debug("warm step", "area", area, "step", step, "took", time.Since(last).Round(time.Millisecond))
+		last = time.Now()
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -132,33 +133,85 @@ func boardRefresher(ctx context.Context, _ *Config, _ *cobra.Command, api *handl
 		defer close(done)
 		t := time.NewTicker(time.Minute)
 		defer t.Stop()
+		// Whether the first pass only reads published state (every area current).
+		first := false
+		// Ready as soon as the derived tables are current for the serving clock (on a
+		// restart: the boards published, nothing to compute): the first pass below then
+		// reads them into the hourly caches without holding /readyz back.
+		at := api.Q.Now()
+		if cur, err := api.Q.PublishedCurrent(query.AsBuild(ctx)); err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			if api.Log != nil {
+				api.Log.Warn("derived tables check", "err", err)
+			}
+		} else {
+			first = true
+			for _, area := range query.ReadyAreas {
+				if cur[area] {
+					api.Q.MarkWarm(area, at, nil)
+				} else {
+					first = false
+				}
+			}
+			if api.Log != nil {
+				api.Log.Debug("derived tables current", "areas", cur)
+			}
+		}
 		for {
-			// The prediction-market board and its tape index (ohlcv, orderbook, smart money,
-			// events), then the perpetuals boards, then the on-chain state; each area's
-			// outcome feeds /readyz.
-			for _, w := range []struct {
-				area string
+			// Three independent chains: the prediction-market board and its tape index
+			// (ohlcv, orderbook, smart money, events); the perpetuals cohort labels, then
+			// the perpetuals boards (which read the labels); the on-chain state. A first
+			// pass that only reads published state (one goroutine per area reading
+			// rows back) runs them side by side so they overlap rather than queue; a pass
+			// that builds (a first start, an hour turn: builds that each take DuckDB's
+			// whole memory share on a large lake) runs them one after the other. Each
+			// area's outcome feeds /readyz as soon as it is known.
+			type area struct {
+				name string
 				fn   func(context.Context) error
-			}{
-				{"predmkt", api.Q.WarmPredmkt},
-				{"perpdex_cohorts", api.Q.PerpdexCohortsWarm},
-				{"perpdex", api.Q.PerpdexWarm},
-				{"onchain", api.Q.OnchainWarm},
+			}
+			var wg sync.WaitGroup
+			for _, chain := range [][]area{
+				{{"predmkt", api.Q.WarmPredmkt}},
+				{{"perpdex_cohorts", api.Q.PerpdexCohortsWarm}, {"perpdex", api.Q.PerpdexWarm}},
+				{{"onchain", api.Q.OnchainWarm}},
 				// Per-day tables (market list, liquidations): not a readiness area, since
 				// their routes read the raw files of any date not yet published.
-				{"day_tables", api.Q.WarmDayTables},
+				{{"day_tables", api.Q.WarmDayTables}},
 			} {
-				at := api.Q.Now()
-				// A build, not a request: its queries get query.BuildTimeout (a board of a
-				// large lake on a busy machine takes longer than a request may).
-				err := w.fn(query.AsBuild(ctx))
-				if ctx.Err() != nil {
-					return
+				wg.Add(1)
+				run := func() {
+					defer wg.Done()
+					for _, w := range chain {
+						at := api.Q.Now()
+						start := time.Now()
+						// A build, not a request: its queries get query.BuildTimeout (a board
+						// of a large lake on a busy machine takes longer than a request may).
+						err := w.fn(query.AsBuild(ctx))
+						if ctx.Err() != nil {
+							return
+						}
+						if api.Log != nil {
+							api.Log.Debug("derived state warm", "area", w.name, "took", time.Since(start).Round(time.Millisecond))
+						}
+						api.Q.MarkWarm(w.name, at, err)
+						if err != nil && api.Log != nil {
+							api.Log.Error(w.name+" derived state", "err", err)
+						}
+					}
 				}
-				api.Q.MarkWarm(w.area, at, err)
-				if err != nil && api.Log != nil {
-					api.Log.Error(w.area+" derived state", "err", err)
+				if first {
+					go run()
+				} else {
+					run()
 				}
+			}
+			wg.Wait()
+			first = false
+			if ctx.Err() != nil {
+				return
 			}
 			select {
 			case <-ctx.Done():
