@@ -1,11 +1,13 @@
 -- OnchainWallet summarises one wallet on every chain over five rolling windows ending
 -- now: one row per window with inflow (USD received), outflow (USD sent) and transfers
 -- (a self-transfer once); tokens traded, first seen and last active are all-time and
--- repeat on every row. Reads the wallet's legs (onchain_legs) in one pass, grouped
+-- repeat on every row. Reads the wallet's legs (wallet_legs: its bucket's segments of
+-- onchain_wallet_legs and today's onchain_legs) in one pass, grouped
 -- once by (chain, token, band), band being the narrowest window holding the leg (1 =
 -- 24h .. 5 = all): the windows are then sums over a few hundred groups (exact DECIMAL
 -- sums, so the same figures), and tokens traded counts the groups' (chain, token).
--- $1 address, $2 until (epoch us, inclusive).
+-- $1 address, $2 until (epoch us, inclusive), $3 and $4 the wallet segments' split
+-- dates (Queries.walletSplit).
 WITH g AS (
     SELECT chain, token,
            CASE WHEN block_time > make_timestamp($2) - INTERVAL 1 DAY THEN 1
@@ -16,8 +18,8 @@ WITH g AS (
            sum(usd) FILTER (WHERE dir = 1) AS i, sum(usd) FILTER (WHERE dir = -1) AS o,
            count(*) FILTER (WHERE NOT (self AND dir = -1)) AS n,
            min(block_time) AS first_seen, max(block_time) AS last_active
-    FROM onchain_legs
-    WHERE wallet = $1 AND block_time <= make_timestamp($2)
+    FROM wallet_legs($1, '', $3, $4)
+    WHERE block_time <= make_timestamp($2)
     GROUP BY ALL
 ),
 a AS (
