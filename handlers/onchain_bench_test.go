@@ -120,7 +120,24 @@ func ocBenchRoute(b *testing.B, target func(s *ocBench, i int) (method, url stri
 	b.Run("sql", func(b *testing.B) {
 		ocP99(b, func(i int) { s.sql(b, file, args(s, i)...) })
 	})
+	if slices.Contains(walletLegsSQL, file) {
+		// The same SQL reading every leg from the per-date onchain_legs files (split
+		// dates before any day): the layout the per-wallet routes read before
+		// onchain_wallet_legs.
+		b.Run("sql_per_date", func(b *testing.B) {
+			ocP99(b, func(i int) {
+				a := args(s, i)
+				a[len(a)-2], a[len(a)-1] = "0001-01-01", "0001-01-01"
+				s.sql(b, file, a...)
+			})
+		})
+	}
 }
+
+// walletLegsSQL are the SQL files that read wallet_legs (their last two arguments are
+// the split dates).
+var walletLegsSQL = []string{"onchain/wallet.sql", "onchain/wallet_transactions.sql", "onchain/wallet_counterparties.sql",
+	"onchain/wallet_pnl.sql", "onchain/wallet_compare.sql"}
 
 const day = 24 * time.Hour
 
