@@ -20,3 +20,26 @@ var OnchainWalletLegs = Register(&Table{
 	Routes: []string{"/v1/onchain/wallets/{address}", "/v1/onchain/wallets/{address}/counterparties", "/v1/onchain/wallets/{address}/transactions",
 		"/v1/onchain/wallets/{address}/pnl", "/v1/onchain/wallets/compare"},
 })
+
+// OnchainWalletDays is the daily sums of onchain_wallet_legs, per wallet, token and day
+// of block time, in the same files layout and segments (written with them, from the
+// same legs): the summary windows and the daily series read these for whole days and
+// the legs only for the days a window edge or the clock falls in.
+var OnchainWalletDays = Register(&Table{
+	Name: "onchain_wallet_days", Area: "onchain", Prefix: "onchain/wallet_days", Partitions: []string{"chain", "bucket", "segment"}, File: "days.parquet", Derived: true,
+	Doc: "Derived with onchain_wallet_legs (sql/onchain/wallet_days_segment.sql): per (wallet, token, day of block time, legs partition date), the exact USD received and sent, the transfers (a self-transfer once) and the first and last block time; same segments and split dates as onchain_wallet_legs.",
+	Columns: []Column{
+		{"wallet", "VARCHAR", "0x hex", "the wallet"},
+		{"token", "VARCHAR", "0x hex", "token contract; 0x000...0 for the native coin"},
+		{"day", "DATE", "UTC", "the legs' block_time date"},
+		{"date", "DATE", "UTC", "the legs' onchain_legs partition date"},
+		{"inflow", "DECIMAL(38, 6)", "USD", "sum of the received legs' usd; NULL without one"},
+		{"outflow", "DECIMAL(38, 6)", "USD", "sum of the sent legs' usd; NULL without one"},
+		{"tx_count", "BIGINT", "", "transfers (a self-transfer once)"},
+		{"first_time", "TIMESTAMP", "UTC", "first block_time"},
+		{"last_time", "TIMESTAMP", "UTC", "last block_time"},
+	},
+	SortBy:   []string{"wallet", "day", "token", "date"},
+	RowGroup: 2048,
+	Routes:   []string{"/v1/onchain/wallets/{address}", "/v1/onchain/wallets/{address}/pnl"},
+})

@@ -19,6 +19,8 @@ import (
 var (
 	walletLegsSegmentSQL = sqlfiles.MustRead("onchain/wallet_legs_segment.sql")
 	walletLegsMacroSQL   = sqlfiles.MustRead("onchain/wallet_legs_macro.sql")
+	walletDaysSegmentSQL = sqlfiles.MustRead("onchain/wallet_days_segment.sql")
+	walletDaysMacroSQL   = sqlfiles.MustRead("onchain/wallet_days_macro.sql")
 )
 
 // walletLegsSourcesFile is the sidecar of onchain_wallet_legs: the split dates and,
@@ -210,23 +212,29 @@ func (q *Queries) publishWalletLegs(ctx context.Context, conn *sql.Conn, src map
 	return pub, nil
 }
 
-// writeWalletSegment rewrites the segment files of chain c, one per bucket, with the
-// legs dated in (lo, hi]; a bucket without legs there loses its file.
+// writeWalletSegment rewrites the segment files of chain c, one per bucket, of both
+// onchain_wallet_legs and onchain_wallet_days, with the legs dated in (lo, hi]; a
+// bucket without legs there loses its files.
 func (q *Queries) writeWalletSegment(ctx context.Context, conn *sql.Conn, c, segment, lo, hi string) error {
 	for _, b := range walletBuckets {
 		wlo, whi := bucketRange(b)
-		n, err := lake.CopyQuery(ctx, conn, q.dir, lake.OnchainWalletLegs, []string{c, b, segment}, walletLegsSegmentSQL, c, lo, hi, wlo, whi)
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			rel, err := lake.OnchainWalletLegs.Path(c, b, segment)
+		for _, w := range []struct {
+			t   *lake.Table
+			sql string
+		}{{lake.OnchainWalletLegs, walletLegsSegmentSQL}, {lake.OnchainWalletDays, walletDaysSegmentSQL}} {
+			n, err := lake.CopyQuery(ctx, conn, q.dir, w.t, []string{c, b, segment}, w.sql, c, lo, hi, wlo, whi)
 			if err != nil {
 				return err
 			}
-			f := filepath.Join(q.dir, filepath.FromSlash(rel))
-			if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return err
+			if n == 0 {
+				rel, err := w.t.Path(c, b, segment)
+				if err != nil {
+					return err
+				}
+				f := filepath.Join(q.dir, filepath.FromSlash(rel))
+				if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
+					return err
+				}
 			}
 		}
 	}
@@ -238,13 +246,15 @@ func (q *Queries) writeWalletSegment(ctx context.Context, conn *sql.Conn, c, seg
 var walletBuckets = []string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "a", "b", "c", "d", "e", "f"}
 
 func removeWalletLegs(dir string) error {
-	files, err := lake.OnchainWalletLegs.Files(dir)
-	if err != nil {
-		return err
-	}
-	for _, f := range files {
-		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
+	for _, t := range []*lake.Table{lake.OnchainWalletLegs, lake.OnchainWalletDays} {
+		files, err := t.Files(dir)
+		if err != nil {
 			return err
+		}
+		for _, f := range files {
+			if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
 		}
 	}
 	return nil
@@ -295,8 +305,10 @@ func (q *Queries) ensureWalletLegsMacro(ctx context.Context, st *legsState) erro
 	if st.macro.Load() {
 		return nil
 	}
-	if _, err := q.db.ExecContext(ctx, walletLegsMacroSQL); err != nil {
-		return wrap(ctx, "onchain wallet legs", err)
+	for _, m := range []string{walletLegsMacroSQL, walletDaysMacroSQL} {
+		if _, err := q.db.ExecContext(ctx, m); err != nil {
+			return wrap(ctx, "onchain wallet legs", err)
+		}
 	}
 	st.macro.Store(true)
 	return nil

@@ -23,7 +23,23 @@ const perDate = "0001-01-01"
 // sqlRows runs a SQL file and returns every row, every column as text.
 func sqlRows(t *testing.T, q *query.Queries, file string, args ...any) [][]string {
 	t.Helper()
-	rows, err := q.DB().QueryContext(context.Background(), sqlfiles.MustRead(file), args...)
+	return queryRows(t, q, file, sqlfiles.MustRead(file), args...)
+}
+
+// beforeRows runs the SQL a per-wallet file held before onchain_wallet_legs (every leg
+// read from the per-date onchain_legs files; testdata/onchain_wallet_before).
+func beforeRows(t *testing.T, q *query.Queries, file string, args ...any) [][]string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "onchain_wallet_before", filepath.Base(file)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return queryRows(t, q, file+" (before)", string(b), args...)
+}
+
+func queryRows(t *testing.T, q *query.Queries, file, text string, args ...any) [][]string {
+	t.Helper()
+	rows, err := q.DB().QueryContext(context.Background(), text, args...)
 	if err != nil {
 		t.Fatalf("%s: %v", file, err)
 	}
@@ -52,10 +68,11 @@ func sqlRows(t *testing.T, q *query.Queries, file string, args ...any) [][]strin
 }
 
 // checkWalletLegs compares, for a sample of wallets (the busiest of each chain, and one
-// of three buckets, first and last among them) and several clocks, every per-wallet SQL file reading the published
-// wallet segments with the same file reading the per-date legs only, row for row and
-// field for field; and the segments, over the dates the sidecar gives them, with the
-// per-date legs as multisets.
+// of three buckets, first and last among them) and several clocks, every per-wallet SQL
+// file reading the published wallet segments with the SQL it replaced (every leg from
+// the per-date legs) and with itself reading the per-date legs only, row for row and
+// field for field; and the legs segments, over the dates the sidecar gives them, with
+// the per-date legs as multisets.
 var checkStep int
 
 func checkWalletLegs(t *testing.T, q *query.Queries, step string) {
@@ -120,9 +137,12 @@ func checkWalletLegs(t *testing.T, q *query.Queries, step string) {
 			}
 			for _, tc := range cases {
 				got := sqlRows(t, q, tc.file, append(tc.args, h, r)...)
-				want := sqlRows(t, q, tc.file, append(tc.args, perDate, perDate)...)
+				want := beforeRows(t, q, tc.file, tc.args...)
 				if !reflect.DeepEqual(got, want) {
-					t.Fatalf("%s: %s %v at %s: segments give\n%v\nper-date legs\n%v", step, tc.file, tc.args, c, got, want)
+					t.Fatalf("%s: %s %v at %s: segments give\n%v\nthe SQL before\n%v", step, tc.file, tc.args, c, got, want)
+				}
+				if perDate := sqlRows(t, q, tc.file, append(tc.args, perDate, perDate)...); !reflect.DeepEqual(perDate, want) {
+					t.Fatalf("%s: %s %v at %s: per-date legs give\n%v\nthe SQL before\n%v", step, tc.file, tc.args, c, perDate, want)
 				}
 			}
 		}
