@@ -76,6 +76,10 @@ func TestOnchainWalletLegsLargeReadOnly(t *testing.T) {
 		}
 	}
 	t.Logf("segments of %d buckets written in %s", len(done), time.Since(start).Round(time.Millisecond))
+	// onchain_tokens_mem for transactions; first, since it reloads the lake's views.
+	if err := q.onchainSide(ctx); err != nil {
+		t.Fatal(err)
+	}
 	for _, tb := range []*lake.Table{lake.OnchainWalletLegs, lake.OnchainWalletDays} {
 		ddl, _ := viewDDL(scratch, tb)
 		if _, err := q.db.ExecContext(ctx, ddl); err != nil {
@@ -86,9 +90,6 @@ func TestOnchainWalletLegsLargeReadOnly(t *testing.T) {
 		if _, err := q.db.ExecContext(ctx, m); err != nil {
 			t.Fatal(err)
 		}
-	}
-	if err := q.onchainSide(ctx); err != nil { // onchain_tokens_mem for transactions
-		t.Fatal(err)
 	}
 	us := func(d time.Duration) int64 { return now.Add(-d).UnixMicro() }
 	const day = 24 * time.Hour
@@ -129,7 +130,7 @@ func TestOnchainWalletLegsLargeReadOnly(t *testing.T) {
 			got := scanAll(t, q, string(newText), append(f.args(w), r, r)...)
 			after = append(after, time.Since(t0))
 			if fmt.Sprint(old) != fmt.Sprint(got) {
-				t.Fatalf("%s %s: rows differ", f.file, w)
+				t.Fatalf("%s %s: rows differ:\n%v\n%v", f.file, w, old, got)
 			}
 		}
 		slices.Sort(before)
