@@ -101,6 +101,12 @@ func (s *ocBench) sql(b *testing.B, file string, args ...any) {
 	rows.Close()
 }
 
+// split appends the wallet segments' split dates the per-wallet SQL files take last.
+func (s *ocBench) split(args ...any) []any {
+	h, r := s.q.WalletLegsSplit()
+	return append(args, h, r)
+}
+
 // ocBenchRoute benchmarks one route over HTTP and its SQL directly.
 func ocBenchRoute(b *testing.B, target func(s *ocBench, i int) (method, url string), file string, args func(s *ocBench, i int) []any) {
 	s := ocBenchStore(b)
@@ -114,7 +120,24 @@ func ocBenchRoute(b *testing.B, target func(s *ocBench, i int) (method, url stri
 	b.Run("sql", func(b *testing.B) {
 		ocP99(b, func(i int) { s.sql(b, file, args(s, i)...) })
 	})
+	if slices.Contains(walletLegsSQL, file) {
+		// The same SQL reading every leg from the per-date onchain_legs files (split
+		// dates before any day): the layout the per-wallet routes read before
+		// onchain_wallet_legs.
+		b.Run("sql_per_date", func(b *testing.B) {
+			ocP99(b, func(i int) {
+				a := args(s, i)
+				a[len(a)-2], a[len(a)-1] = "0001-01-01", "0001-01-01"
+				s.sql(b, file, a...)
+			})
+		})
+	}
 }
+
+// walletLegsSQL are the SQL files that read wallet_legs (their last two arguments are
+// the split dates).
+var walletLegsSQL = []string{"onchain/wallet.sql", "onchain/wallet_transactions.sql", "onchain/wallet_counterparties.sql",
+	"onchain/wallet_pnl.sql", "onchain/wallet_compare.sql"}
 
 const day = 24 * time.Hour
 
@@ -150,7 +173,7 @@ func BenchmarkOnchainScreener(b *testing.B) {
 func BenchmarkOnchainWallet(b *testing.B) {
 	ocBenchRoute(b, func(s *ocBench, i int) (string, string) {
 		return "GET", "/v1/onchain/wallets/" + s.addr[i%len(s.addr)]
-	}, "onchain/wallet.sql", func(s *ocBench, i int) []any { return []any{s.addr[i%len(s.addr)], s.us(0)} })
+	}, "onchain/wallet.sql", func(s *ocBench, i int) []any { return s.split(s.addr[i%len(s.addr)], s.us(0)) })
 }
 
 func BenchmarkOnchainDiscover(b *testing.B) {
@@ -192,7 +215,7 @@ func BenchmarkOnchainTransactions(b *testing.B) {
 	ocBenchRoute(b, func(s *ocBench, i int) (string, string) {
 		return "GET", "/v1/onchain/wallets/" + s.addr[i%len(s.addr)] + "/transactions"
 	}, "onchain/wallet_transactions.sql", func(s *ocBench, i int) []any {
-		return []any{"ethereum", s.addr[i%len(s.addr)], s.us(30 * day), s.us(0), "", 0.0, false, int64(0), int64(0), "", 101}
+		return s.split("ethereum", s.addr[i%len(s.addr)], s.us(30*day), s.us(0), "", 0.0, false, int64(0), int64(0), "", 101)
 	})
 }
 
@@ -200,7 +223,7 @@ func BenchmarkOnchainCounterparties(b *testing.B) {
 	ocBenchRoute(b, func(s *ocBench, i int) (string, string) {
 		return "GET", "/v1/onchain/wallets/" + s.addr[i%len(s.addr)] + "/counterparties"
 	}, "onchain/wallet_counterparties.sql", func(s *ocBench, i int) []any {
-		return []any{"ethereum", s.addr[i%len(s.addr)], s.us(30 * day), s.us(0), 50}
+		return s.split("ethereum", s.addr[i%len(s.addr)], s.us(30*day), s.us(0), 50)
 	})
 }
 
@@ -208,7 +231,7 @@ func BenchmarkOnchainPnL(b *testing.B) {
 	ocBenchRoute(b, func(s *ocBench, i int) (string, string) {
 		return "GET", "/v1/onchain/wallets/" + s.addr[i%len(s.addr)] + "/pnl"
 	}, "onchain/wallet_pnl.sql", func(s *ocBench, i int) []any {
-		return []any{"ethereum", s.addr[i%len(s.addr)], s.now.AddDate(0, 0, -29).Format("2006-01-02"), s.us(0)}
+		return s.split("ethereum", s.addr[i%len(s.addr)], s.now.AddDate(0, 0, -29).Format("2006-01-02"), s.us(0))
 	})
 }
 
@@ -230,7 +253,7 @@ func BenchmarkOnchainCompare(b *testing.B) {
 	ocBenchRoute(b, func(s *ocBench, i int) (string, string) {
 		return "GET", fmt.Sprintf("/v1/onchain/wallets/compare?wallet_a=%s&wallet_b=%s", s.addr[i%50], s.addr[50+i%50])
 	}, "onchain/wallet_compare.sql", func(s *ocBench, i int) []any {
-		return []any{"ethereum", s.addr[i%50], s.addr[50+i%50], s.us(30 * day), s.us(0), 50}
+		return s.split("ethereum", s.addr[i%50], s.addr[50+i%50], s.us(30*day), s.us(0), 50)
 	})
 }
 

@@ -43,6 +43,7 @@ type legsState struct {
 
 	checked    atomic.Int64 // unix ns of the last check that the legs were current
 	publishing atomic.Bool  // a background publication runs
+	macro      atomic.Bool  // the wallet_legs macro is defined
 }
 
 type legsKey struct{}
@@ -61,6 +62,9 @@ func (q *Queries) onchainLegs(ctx context.Context) error {
 	v, _ := q.ext.LoadOrStore(legsKey{}, &legsState{})
 	st := v.(*legsState)
 	if err := q.ensureLegsPublished(ctx, st); err != nil {
+		return err
+	}
+	if err := q.ensureWalletLegsMacro(ctx, st); err != nil {
 		return err
 	}
 	return st.ensure(ctx, q, "onchain labels", []*lake.Table{lake.OnchainLegs, lake.OnchainLabels, lake.OnchainLabelSources},
@@ -89,7 +93,7 @@ func (q *Queries) ensureLegsPublished(ctx context.Context, st *legsState) error 
 		return &StoreError{Op: op, Err: err}
 	}
 	if cur {
-		for _, t := range []*lake.Table{lake.OnchainLegs, lake.OnchainLegsByToken} {
+		for _, t := range []*lake.Table{lake.OnchainLegs, lake.OnchainLegsByToken, lake.OnchainWalletLegs, lake.OnchainWalletDays} {
 			if err := q.ensureView(ctx, t); err != nil {
 				return wrap(ctx, op, err)
 			}

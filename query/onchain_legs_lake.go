@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -32,14 +33,16 @@ var legsLocks sync.Map // lake dir -> *sync.Mutex: one publication at a time per
 
 // LegsPublication is what one publication did.
 type LegsPublication struct {
-	Partitions int           // (chain, date) partitions of the source
-	Written    []string      // partitions recomputed ("chain=X/date=D")
-	Removed    []string      // partitions whose source disappeared
-	Took       time.Duration // wall time
+	Partitions int                       // (chain, date) partitions of the source
+	Written    []string                  // partitions recomputed ("chain=X/date=D")
+	Removed    []string                  // partitions whose source disappeared
+	Wallet     WalletSegmentsPublication // what the wallet-clustered copy did
+	Took       time.Duration             // wall time
 }
 
 // PublishOnchainLegs brings onchain_legs and onchain_legs_by_token up to date with the
-// lake's transfer files, recomputing only the partitions whose source changed. Each
+// lake's transfer files, recomputing only the partitions whose source changed, then
+// onchain_wallet_legs with them (publishWalletLegs). Each
 // file is written atomically (temp, fsync, rename) and the sidecar is updated after
 // each partition, so a cancelled publication leaves every file either as it was or
 // complete, and the next publication carries on where it stopped.
@@ -74,8 +77,14 @@ func (q *Queries) PublishOnchainLegs(ctx context.Context) (LegsPublication, erro
 	}
 	sort.Strings(gone)
 	if len(todo) == 0 && len(gone) == 0 {
-		pub.Took = time.Since(start)
-		return pub, nil
+		side, err := readWalletLegsSide(q.dir)
+		if err != nil {
+			return pub, &StoreError{Op: op, Err: err}
+		}
+		if walletLegsCurrent(src, side) {
+			pub.Took = time.Since(start)
+			return pub, nil
+		}
 	}
 	// The views must see the transfers partitions that appeared since Open, and the
 	// legs view must exist to read a just-written partition back.
@@ -131,6 +140,9 @@ func (q *Queries) PublishOnchainLegs(ctx context.Context) (LegsPublication, erro
 	if err := q.Reload(ctx); err != nil { // the by-token view's first files
 		return pub, wrap(ctx, op, err)
 	}
+	if pub.Wallet, err = q.publishWalletLegs(ctx, conn, src); err != nil {
+		return pub, wrap(ctx, op, err)
+	}
 	pub.Took = time.Since(start)
 	return pub, nil
 }
@@ -145,15 +157,14 @@ func (q *Queries) onchainLegsCurrent() (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if len(src) != len(done) {
+	if !maps.Equal(src, done) {
 		return false, nil
 	}
-	for part, sig := range src {
-		if done[part] != sig {
-			return false, nil
-		}
+	side, err := readWalletLegsSide(q.dir)
+	if err != nil {
+		return false, err
 	}
-	return true, nil
+	return walletLegsCurrent(src, side), nil
 }
 
 // transferPartitions maps each onchain_transfers partition ("chain=X/date=D") to its

@@ -46,7 +46,8 @@ func (q *Queries) onchainWalletSQL(ctx context.Context, address string) (WalletS
 	ctx, cancel := q.ctx(ctx)
 	defer cancel()
 	var out WalletSummary
-	rows, err := q.db.QueryContext(ctx, onchainWalletSQL, address, micros(q.Now()))
+	h, r := q.walletSplit()
+	rows, err := q.db.QueryContext(ctx, onchainWalletSQL, address, micros(q.Now()), h, r)
 	if err != nil {
 		return out, wrap(ctx, "onchain wallet", err)
 	}

@@ -66,7 +66,8 @@ func (q *Queries) onchainWalletCompareSQL(ctx context.Context, out WalletCompare
 	chain, a, b := out.Chain, out.WalletA, out.WalletB
 	ctx, cancel := q.ctx(ctx)
 	defer cancel()
-	rows, err := q.db.QueryContext(ctx, onchainWalletCompareSQL, chain, a, b, since, until, limit)
+	h, r := q.walletSplit()
+	rows, err := q.db.QueryContext(ctx, onchainWalletCompareSQL, chain, a, b, since, until, limit, h, r)
 	if err != nil {
 		return out, wrap(ctx, "onchain wallet compare", err)
 	}

@@ -40,7 +40,8 @@ func (q *Queries) OnchainWalletCounterparties(ctx context.Context, chain, addres
 func (q *Queries) onchainWalletCounterpartiesSQL(ctx context.Context, chain, address string, since, until int64, limit int) ([]Counterparty, error) {
 	ctx, cancel := q.ctx(ctx)
 	defer cancel()
-	rows, err := q.db.QueryContext(ctx, onchainWalletCounterpartiesSQL, chain, address, since, until, limit)
+	h, r := q.walletSplit()
+	rows, err := q.db.QueryContext(ctx, onchainWalletCounterpartiesSQL, chain, address, since, until, limit, h, r)
 	if err != nil {
 		return nil, wrap(ctx, "onchain wallet counterparties", err)
 	}

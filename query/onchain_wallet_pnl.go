@@ -29,7 +29,8 @@ func (q *Queries) OnchainWalletPnL(ctx context.Context, chain, address string, d
 	defer cancel()
 	now := q.Now()
 	first := Date(now.AddDate(0, 0, -(days - 1)))
-	rows, err := q.db.QueryContext(ctx, onchainWalletPnLSQL, chain, address, first, micros(now))
+	h, r := q.walletSplit()
+	rows, err := q.db.QueryContext(ctx, onchainWalletPnLSQL, chain, address, first, micros(now), h, r)
 	if err != nil {
 		return nil, wrap(ctx, "onchain wallet pnl", err)
 	}

@@ -61,8 +61,26 @@ func (q *Queries) OnchainWalletTransactions(ctx context.Context, p OnchainWallet
 	}
 	now := q.Now()
 	since, until := micros(now.Add(-time.Duration(p.Days)*24*time.Hour)), micros(now)
+	// A page of a busy wallet lies in its newest legs: the page is first asked of the
+	// day before the newest time it can hold (the clock, or the cursor's time). Every
+	// leg left out of that day is strictly older than every leg in it, and the order is
+	// newest first, so when the day holds more than a page the page and its cursor are
+	// the whole window's; otherwise the whole window is read.
+	from := until
+	if p.After != nil && p.After.BlockUS < from {
+		from = p.After.BlockUS
+	}
+	if near := from - txNearWindow.Microseconds(); near > since {
+		items, next, err := q.onchainWalletTransactionsSQL(ctx, p, near, until)
+		if err != nil || next != nil {
+			return items, next, err
+		}
+	}
 	return q.onchainWalletTransactionsSQL(ctx, p, since, until)
 }
+
+// txNearWindow is the span a transactions page is first asked of.
+const txNearWindow = 24 * time.Hour
 
 // onchainWalletTransactionsSQL answers from wallet_transactions.sql: the fallback when
 // the Go index cannot, and the baseline it is tested and benchmarked against.
@@ -73,9 +91,10 @@ func (q *Queries) onchainWalletTransactionsSQL(ctx context.Context, p OnchainWal
 	if p.After != nil {
 		c = *p.After
 	}
+	h, r := q.walletSplit()
 	rows, err := q.db.QueryContext(ctx, onchainWalletTransactionsSQL, p.Chain, p.Address,
 		since, until, p.Token, p.MinUSD,
-		p.After != nil, c.BlockUS, c.LogIndex, c.TxHash, p.Limit+1)
+		p.After != nil, c.BlockUS, c.LogIndex, c.TxHash, p.Limit+1, h, r)
 	if err != nil {
 		return nil, nil, wrap(ctx, "onchain wallet transactions", err)
 	}

@@ -1,23 +1,61 @@
 -- OnchainWallet summarises one wallet on every chain over five rolling windows ending
 -- now: one row per window with inflow (USD received), outflow (USD sent) and transfers
 -- (a self-transfer once); tokens traded, first seen and last active are all-time and
--- repeat on every row. Reads the wallet's legs (onchain_legs) in one pass, grouped
--- once by (chain, token, band), band being the narrowest window holding the leg (1 =
--- 24h .. 5 = all): the windows are then sums over a few hundred groups (exact DECIMAL
--- sums, so the same figures), and tokens traded counts the groups' (chain, token).
--- $1 address, $2 until (epoch us, inclusive).
-WITH g AS (
+-- repeat on every row. A whole day lies in one window band (1 = 24h .. 5 = all) unless
+-- a window's start or now falls in it, so the days are read as daily sums per token
+-- (wallet_days) except those edge days, read as legs (wallet_legs); both are grouped
+-- once by (chain, token, band), band being the narrowest window holding the leg or
+-- day: the windows are then sums over a few hundred groups (exact DECIMAL sums, so the
+-- same figures as summing the legs), and tokens traded counts the groups' (chain,
+-- token).
+-- $1 address, $2 until (epoch us, inclusive), $3 and $4 the wallet segments' split
+-- dates (Queries.walletSplit).
+WITH e AS (
+    SELECT CAST(make_timestamp($2) AS DATE) AS d0,
+           CAST(make_timestamp($2) - INTERVAL 1 DAY AS DATE) AS d1,
+           CAST(make_timestamp($2) - INTERVAL 7 DAY AS DATE) AS d7,
+           CAST(make_timestamp($2) - INTERVAL 30 DAY AS DATE) AS d30,
+           CAST(make_timestamp($2) - INTERVAL 90 DAY AS DATE) AS d90
+),
+x AS (
+    -- whole days before today's that no window edge falls in
+    SELECT chain, token, first_time AS t, inflow AS i, outflow AS o, tx_count AS n, first_time, last_time
+    FROM wallet_days($1, '', $3, $4), e
+    WHERE day < d0 AND day NOT IN (d1, d7, d30, d90)
+    UNION ALL
+    -- the legs of the edge days, up to now: one time range per read, so that each
+    -- prunes the wallet's row groups by time (an OR of the ranges reads every one of
+    -- them: a hub's 400 k legs on the large lake instead of its edge days' 20 k)
+    SELECT chain, token, block_time, CASE WHEN dir = 1 THEN usd END, CASE WHEN dir = -1 THEN usd END,
+           CASE WHEN NOT (self AND dir = -1) THEN 1 ELSE 0 END, block_time, block_time
+    FROM (
+        SELECT * FROM wallet_legs($1, '', $3, $4)
+        WHERE block_time >= CAST(CAST(make_timestamp($2) - INTERVAL 1 DAY AS DATE) AS TIMESTAMP)
+          AND block_time <= make_timestamp($2)
+        UNION ALL
+        SELECT * FROM wallet_legs($1, '', $3, $4)
+        WHERE block_time >= CAST(CAST(make_timestamp($2) - INTERVAL 7 DAY AS DATE) AS TIMESTAMP)
+          AND block_time < CAST(CAST(make_timestamp($2) - INTERVAL 7 DAY AS DATE) + 1 AS TIMESTAMP)
+        UNION ALL
+        SELECT * FROM wallet_legs($1, '', $3, $4)
+        WHERE block_time >= CAST(CAST(make_timestamp($2) - INTERVAL 30 DAY AS DATE) AS TIMESTAMP)
+          AND block_time < CAST(CAST(make_timestamp($2) - INTERVAL 30 DAY AS DATE) + 1 AS TIMESTAMP)
+        UNION ALL
+        SELECT * FROM wallet_legs($1, '', $3, $4)
+        WHERE block_time >= CAST(CAST(make_timestamp($2) - INTERVAL 90 DAY AS DATE) AS TIMESTAMP)
+          AND block_time < CAST(CAST(make_timestamp($2) - INTERVAL 90 DAY AS DATE) + 1 AS TIMESTAMP)
+    )
+),
+g AS (
     SELECT chain, token,
-           CASE WHEN block_time > make_timestamp($2) - INTERVAL 1 DAY THEN 1
-                WHEN block_time > make_timestamp($2) - INTERVAL 7 DAY THEN 2
-                WHEN block_time > make_timestamp($2) - INTERVAL 30 DAY THEN 3
-                WHEN block_time > make_timestamp($2) - INTERVAL 90 DAY THEN 4
+           CASE WHEN t > make_timestamp($2) - INTERVAL 1 DAY THEN 1
+                WHEN t > make_timestamp($2) - INTERVAL 7 DAY THEN 2
+                WHEN t > make_timestamp($2) - INTERVAL 30 DAY THEN 3
+                WHEN t > make_timestamp($2) - INTERVAL 90 DAY THEN 4
                 ELSE 5 END AS band,
-           sum(usd) FILTER (WHERE dir = 1) AS i, sum(usd) FILTER (WHERE dir = -1) AS o,
-           count(*) FILTER (WHERE NOT (self AND dir = -1)) AS n,
-           min(block_time) AS first_seen, max(block_time) AS last_active
-    FROM onchain_legs
-    WHERE wallet = $1 AND block_time <= make_timestamp($2)
+           sum(i) AS i, sum(o) AS o, sum(n) AS n,
+           min(first_time) AS first_seen, max(last_time) AS last_active
+    FROM x
     GROUP BY ALL
 ),
 a AS (

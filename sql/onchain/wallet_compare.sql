@@ -4,18 +4,17 @@
 -- together (ties on address). USD at transfer time, both directions. Reads the two
 -- wallets' legs; self-transfers are left out.
 -- $1 chain, $2 wallet a, $3 wallet b, $4 since (epoch us, exclusive), $5 until
--- (epoch us, inclusive), $6 rows per list.
--- Two equality scans rather than wallet IN ($2, $3): an IN list prunes row groups only
--- to the range between the two addresses, which spans most of the chain's legs.
+-- (epoch us, inclusive), $6 rows per list, $7 and $8 the wallet segments' split dates.
+-- Two reads of wallet_legs (each its wallet's bucket) rather than one of both wallets.
 WITH sides AS (
     SELECT wallet AS w, cp AS other, token AS token_address, usd, dir
-    FROM onchain_legs
-    WHERE wallet = $2 AND chain = $1 AND NOT self
+    FROM wallet_legs($2, $1, $7, $8)
+    WHERE NOT self
       AND block_time > make_timestamp($4) AND block_time <= make_timestamp($5)
     UNION ALL
     SELECT wallet, cp, token, usd, dir
-    FROM onchain_legs
-    WHERE wallet = $3 AND $3 <> $2 AND chain = $1 AND NOT self
+    FROM wallet_legs($3, $1, $7, $8)
+    WHERE $3 <> $2 AND NOT self
       AND block_time > make_timestamp($4) AND block_time <= make_timestamp($5)
 ),
 cp AS (

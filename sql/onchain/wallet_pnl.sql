@@ -1,19 +1,27 @@
 -- OnchainWalletPnL is a wallet's daily net-flow series on one chain: one row per
 -- calendar date from the first date through today (zero-filled), USD at transfer time.
--- Reads the wallet's legs.
--- $1 chain, $2 address, $3 first date (YYYY-MM-DD), $4 until (epoch us, inclusive).
+-- The whole days before today are read as the wallet's daily sums (wallet_days), today
+-- as its legs up to now (wallet_legs): exact DECIMAL sums either way.
+-- $1 chain, $2 address, $3 first date (YYYY-MM-DD), $4 until (epoch us, inclusive), $5
+-- and $6 the wallet segments' split dates (Queries.walletSplit).
 WITH days AS (
     SELECT CAST(d AS DATE) AS date
     FROM generate_series(CAST($3 AS DATE), CAST(make_timestamp($4) AS DATE), INTERVAL 1 DAY) g(d)
 ),
-f AS (
-    SELECT CAST(block_time AS DATE) AS date,
-           sum(usd) FILTER (WHERE dir = 1) AS inflow,
-           sum(usd) FILTER (WHERE dir = -1) AS outflow,
-           count(*) FILTER (WHERE NOT (self AND dir = -1)) AS tx_count
-    FROM onchain_legs
-    WHERE wallet = $2 AND chain = $1
+x AS (
+    SELECT day AS date, inflow, outflow, tx_count
+    FROM wallet_days($2, $1, $5, $6)
+    WHERE day >= CAST($3 AS DATE) AND day < CAST(make_timestamp($4) AS DATE)
+    UNION ALL
+    SELECT CAST(block_time AS DATE), CASE WHEN dir = 1 THEN usd END, CASE WHEN dir = -1 THEN usd END,
+           CASE WHEN NOT (self AND dir = -1) THEN 1 ELSE 0 END
+    FROM wallet_legs($2, $1, $5, $6)
+    WHERE block_time >= CAST(CAST(make_timestamp($4) AS DATE) AS TIMESTAMP)
       AND block_time >= CAST(CAST($3 AS DATE) AS TIMESTAMP) AND block_time <= make_timestamp($4)
+),
+f AS (
+    SELECT date, sum(inflow) AS inflow, sum(outflow) AS outflow, sum(tx_count)::BIGINT AS tx_count
+    FROM x
     GROUP BY 1
 )
 SELECT days.date, coalesce(f.inflow, 0)::DOUBLE, coalesce(f.outflow, 0)::DOUBLE, coalesce(f.tx_count, 0)

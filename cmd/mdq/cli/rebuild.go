@@ -58,6 +58,8 @@ func publishDerived(ctx context.Context, q *query.Queries, out io.Writer) error 
 	}
 	fmt.Fprintf(out, "onchain legs: %d of %d partitions recomputed, %d removed, in %s\n",
 		len(legs.Written), legs.Partitions, len(legs.Removed), legs.Took.Round(time.Millisecond))
+	fmt.Fprintf(out, "onchain wallet legs: history to %s, recent to %s, compacted %v, %d segments rewritten, in %s\n",
+		legs.Wallet.History, legs.Wallet.Recent, legs.Wallet.Compacted, len(legs.Wallet.Written), legs.Wallet.Took.Round(time.Millisecond))
 	days, err := q.PublishDayTables(ctx)
 	if err != nil {
 		return err

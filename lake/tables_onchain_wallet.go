@@ -1,0 +1,45 @@
+package lake
+
+// OnchainWalletLegs is onchain_legs clustered by wallet, for the per-wallet routes: the
+// per-date legs files hold a wallet's legs in one small slice of every day (a hub wallet
+// touches every file of every chain), so a request would open every day file; here one
+// wallet's legs of many days sit together in one file of its bucket (the first hex digit
+// of the address). Two segments per (chain, bucket): history, the dates up to a split
+// date H, rewritten only every few days (or when one of its days changes), and recent,
+// the dates after H up to R (the day before the newest), rewritten at each publication
+// that brings a new day. The legs of the dates after R are read from onchain_legs
+// itself (usually only today's file). H and R are kept in the sidecar
+// onchain/wallet_legs/_sources.json (query/onchain_wallet_legs.go).
+var OnchainWalletLegs = Register(&Table{
+	Name: "onchain_wallet_legs", Area: "onchain", Prefix: "onchain/wallet_legs", Partitions: []string{"chain", "bucket", "segment"}, File: "legs.parquet", Derived: true,
+	Doc: "Derived from onchain_legs (sql/onchain/wallet_legs_segment.sql): the same legs clustered by wallet, one file per (chain, bucket = first hex digit of the wallet, segment = history or recent), sorted by wallet then time in small row groups, so that one wallet's legs of many days are read from one file per chain.",
+	Columns: append(append([]Column{}, legColumns...),
+		Column{"date", "DATE", "UTC", "the leg's onchain_legs partition date"}),
+	SortBy:   []string{"wallet", "block_time", "tx_hash", "log_index", "dir"},
+	RowGroup: 2048,
+	Routes: []string{"/v1/onchain/wallets/{address}", "/v1/onchain/wallets/{address}/counterparties", "/v1/onchain/wallets/{address}/transactions",
+		"/v1/onchain/wallets/{address}/pnl", "/v1/onchain/wallets/compare"},
+})
+
+// OnchainWalletDays is the daily sums of onchain_wallet_legs, per wallet, token and day
+// of block time, in the same files layout and segments (written with them, from the
+// same legs): the summary windows and the daily series read these for whole days and
+// the legs only for the days a window edge or the clock falls in.
+var OnchainWalletDays = Register(&Table{
+	Name: "onchain_wallet_days", Area: "onchain", Prefix: "onchain/wallet_days", Partitions: []string{"chain", "bucket", "segment"}, File: "days.parquet", Derived: true,
+	Doc: "Derived with onchain_wallet_legs (sql/onchain/wallet_days_segment.sql): per (wallet, token, day of block time, legs partition date), the exact USD received and sent, the transfers (a self-transfer once) and the first and last block time; same segments and split dates as onchain_wallet_legs.",
+	Columns: []Column{
+		{"wallet", "VARCHAR", "0x hex", "the wallet"},
+		{"token", "VARCHAR", "0x hex", "token contract; 0x000...0 for the native coin"},
+		{"day", "DATE", "UTC", "the legs' block_time date"},
+		{"date", "DATE", "UTC", "the legs' onchain_legs partition date"},
+		{"inflow", "DECIMAL(38, 6)", "USD", "sum of the received legs' usd; NULL without one"},
+		{"outflow", "DECIMAL(38, 6)", "USD", "sum of the sent legs' usd; NULL without one"},
+		{"tx_count", "BIGINT", "", "transfers (a self-transfer once)"},
+		{"first_time", "TIMESTAMP", "UTC", "first block_time"},
+		{"last_time", "TIMESTAMP", "UTC", "last block_time"},
+	},
+	SortBy:   []string{"wallet", "day", "token", "date"},
+	RowGroup: 2048,
+	Routes:   []string{"/v1/onchain/wallets/{address}", "/v1/onchain/wallets/{address}/pnl"},
+})

@@ -1,0 +1,336 @@
+package query_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"mdq/internal/testlake"
+	"mdq/lake"
+	"mdq/query"
+	sqlfiles "mdq/sql"
+)
+
+// perDate is the split that reads every leg from the per-date onchain_legs files: with
+// it the per-wallet SQL is the SQL these routes ran before onchain_wallet_legs.
+const perDate = "0001-01-01"
+
+// sqlRows runs a SQL file and returns every row, every column as text.
+func sqlRows(t *testing.T, q *query.Queries, file string, args ...any) [][]string {
+	t.Helper()
+	return queryRows(t, q, file, sqlfiles.MustRead(file), args...)
+}
+
+// beforeRows runs the SQL a per-wallet file held before onchain_wallet_legs (every leg
+// read from the per-date onchain_legs files; testdata/onchain_wallet_before).
+func beforeRows(t *testing.T, q *query.Queries, file string, args ...any) [][]string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "onchain_wallet_before", filepath.Base(file)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return queryRows(t, q, file+" (before)", string(b), args...)
+}
+
+func queryRows(t *testing.T, q *query.Queries, file, text string, args ...any) [][]string {
+	t.Helper()
+	rows, err := q.DB().QueryContext(context.Background(), text, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	var out [][]string
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		row := make([]string, len(cols))
+		for i, v := range vals {
+			row[i] = fmt.Sprintf("%#v", v)
+		}
+		out = append(out, row)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// checkWalletLegs compares, for a sample of wallets (the busiest of each chain, and one
+// of three buckets, first and last among them) and several clocks, every per-wallet SQL
+// file reading the published wallet segments with the SQL it replaced (every leg from
+// the per-date legs) and with itself reading the per-date legs only, row for row and
+// field for field; and the legs segments, over the dates the sidecar gives them, with
+// the per-date legs as multisets.
+var checkStep int
+
+func checkWalletLegs(t *testing.T, q *query.Queries, step string) {
+	t.Helper()
+	ctx := context.Background()
+	h, r := q.WalletLegsSplit()
+	if h == perDate {
+		t.Fatalf("%s: no wallet segments published", step)
+	}
+	legCols := "chain, wallet, cp, token, block_time, dir, amount, usd, priced, self, tx_hash, log_index, block_number"
+	var extra, missing int64
+	if err := q.DB().QueryRowContext(ctx, `WITH seg AS (
+		SELECT `+legCols+` FROM onchain_wallet_legs WHERE segment = 'history' AND date <= CAST($1 AS DATE)
+		UNION ALL SELECT `+legCols+` FROM onchain_wallet_legs WHERE segment = 'recent' AND date > CAST($1 AS DATE) AND date <= CAST($2 AS DATE)),
+		per AS (SELECT `+legCols+` FROM onchain_legs WHERE date <= CAST($2 AS DATE))
+		SELECT (SELECT count(*) FROM (SELECT * FROM seg EXCEPT ALL SELECT * FROM per)),
+		       (SELECT count(*) FROM (SELECT * FROM per EXCEPT ALL SELECT * FROM seg))`, h, r).Scan(&extra, &missing); err != nil {
+		t.Fatal(err)
+	}
+	if extra != 0 || missing != 0 {
+		t.Fatalf("%s: segments (history to %s, recent to %s) have %d legs the per-date legs lack and lack %d", step, h, r, extra, missing)
+	}
+	var wallets []string
+	rows, err := q.DB().QueryContext(ctx, `SELECT wallet FROM (
+		SELECT wallet, row_number() OVER (PARTITION BY chain ORDER BY count(*) DESC, wallet) AS k FROM onchain_legs GROUP BY chain, wallet) WHERE k = 1
+		UNION SELECT min(wallet) FROM onchain_legs WHERE substr(wallet, 3, 1) IN ('0', '7', 'f') GROUP BY substr(wallet, 3, 1) ORDER BY 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var w string
+		rows.Scan(&w) //nolint:errcheck
+		wallets = append(wallets, w)
+	}
+	rows.Close()
+	if len(wallets) < 5 {
+		t.Fatalf("%s: %d wallets sampled", step, len(wallets))
+	}
+	now := testlake.Now()
+	us := func(c time.Time, d time.Duration) int64 { return c.Add(-d).UnixMicro() }
+	const day = 24 * time.Hour
+	// Clocks: the lake's, mid-day in the past, and on a day boundary inside the history.
+	// Each step checks the lake's clock and one of the past ones, in turn (every clock
+	// at every step takes minutes on a loaded machine).
+	past := []time.Time{now.Add(-3*day - 5*time.Hour), now.Truncate(day).Add(-6 * day)}
+	checkStep++
+	for _, c := range []time.Time{now, past[checkStep%2]} {
+		for i, w := range wallets {
+			v := wallets[(i+1)%len(wallets)]
+			cases := []struct {
+				file string
+				args []any
+			}{
+				{"onchain/wallet.sql", []any{w, us(c, 0)}},
+				{"onchain/wallet_transactions.sql", []any{"ethereum", w, us(c, 30*day), us(c, 0), "", 0.0, false, int64(0), int64(0), "", 101}},
+				{"onchain/wallet_transactions.sql", []any{"base", w, us(c, 7*day), us(c, 0), "", 10.0, true, us(c, 2*day), int64(5), "0x8", 20}},
+				{"onchain/wallet_counterparties.sql", []any{"bsc", w, us(c, 30*day), us(c, 0), 50}},
+				{"onchain/wallet_counterparties.sql", []any{"ethereum", w, us(c, day), us(c, 0), 5}},
+				{"onchain/wallet_pnl.sql", []any{"ethereum", w, c.AddDate(0, 0, -29).Format(time.DateOnly), us(c, 0)}},
+				{"onchain/wallet_compare.sql", []any{"base", w, v, us(c, 30*day), us(c, 0), 50}},
+				{"onchain/wallet_compare.sql", []any{"ethereum", w, w, us(c, 7*day), us(c, 0), 3}},
+			}
+			for _, tc := range cases {
+				got := sqlRows(t, q, tc.file, append(tc.args, h, r)...)
+				want := beforeRows(t, q, tc.file, tc.args...)
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("%s: %s %v at %s: segments give\n%v\nthe SQL before\n%v", step, tc.file, tc.args, c, got, want)
+				}
+				if perDate := sqlRows(t, q, tc.file, append(tc.args, perDate, perDate)...); !reflect.DeepEqual(perDate, want) {
+					t.Fatalf("%s: %s %v at %s: per-date legs give\n%v\nthe SQL before\n%v", step, tc.file, tc.args, c, perDate, want)
+				}
+			}
+		}
+	}
+}
+
+// moveTransfers moves the transfers files of the given dates (every chain) between the
+// lake and a holding directory.
+func moveTransfers(t *testing.T, dir, held string, back bool, dates ...string) {
+	t.Helper()
+	for _, d := range dates {
+		for _, c := range []string{"base", "bsc", "ethereum"} {
+			f := transferFile(t, dir, c, d)
+			h := filepath.Join(held, c+"-"+d+".parquet")
+			from, to := f, h
+			if back {
+				from, to = h, f
+				os.MkdirAll(filepath.Dir(f), 0o755) //nolint:errcheck
+			}
+			if err := os.Rename(from, to); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+func publishLegs(t *testing.T, q *query.Queries, step string) query.LegsPublication {
+	t.Helper()
+	p, err := q.PublishOnchainLegs(context.Background())
+	if err != nil {
+		t.Fatalf("%s: %v", step, err)
+	}
+	// The per-wallet routes define the wallet_legs macro (and transactions the token
+	// side table) on first use.
+	if _, _, err := q.OnchainWalletTransactions(context.Background(), query.OnchainWalletTransactionsParams{
+		Chain: "ethereum", Address: "0x0000000000000000000000000000000000000001", Days: 30, Limit: 10}); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestOnchainWalletLegsEqualPerDateLegs: the wallet-clustered copy of the legs answers
+// every per-wallet SQL exactly as the per-date legs do, after every kind of incremental
+// publication (the first, with compaction; new days into the recent segments; a
+// corrected and a removed day inside the history; the removed day arriving late; new
+// days up to the next compaction), at the lake's clock and past clocks; and each
+// publication rewrote only the segments it had to.
+func TestOnchainWalletLegsEqualPerDateLegs(t *testing.T) {
+	dir := testlake.Copy(t)
+	held := t.TempDir()
+	q := openStore(t, dir)
+	// The tiny lake's days run from 2026-11-10 to 2026-11-20; hold back all but two.
+	later := []string{"2026-11-12", "2026-11-13", "2026-11-14", "2026-11-15", "2026-11-16", "2026-11-17", "2026-11-18", "2026-11-19", "2026-11-20"}
+	moveTransfers(t, dir, held, false, later...)
+	p := publishLegs(t, q, "first")
+	if !p.Wallet.Compacted || p.Wallet.History != "2026-11-10" || p.Wallet.Recent != "2026-11-10" {
+		t.Fatalf("first publication: %+v", p.Wallet)
+	}
+	checkWalletLegs(t, q, "first")
+	if again := publishLegs(t, q, "again"); len(again.Wallet.Written) != 0 {
+		t.Fatalf("nothing due, yet: %+v", again.Wallet)
+	}
+
+	for i, d := range later[:4] { // new days: the recent segments grow
+		moveTransfers(t, dir, held, true, d)
+		p := publishLegs(t, q, "new day "+d)
+		if p.Wallet.Compacted || p.Wallet.History != "2026-11-10" || p.Wallet.Recent != []string{"2026-11-11", "2026-11-12", "2026-11-13", "2026-11-14"}[i] ||
+			strings.Join(p.Wallet.Written, ",") != "chain=base/segment=recent,chain=bsc/segment=recent,chain=ethereum/segment=recent" {
+			t.Fatalf("new day %s: %+v", d, p.Wallet)
+		}
+		checkWalletLegs(t, q, "new day "+d)
+	}
+
+	// A corrected day inside the history: that chain's history only.
+	correctFile(t, transferFile(t, dir, "bsc", "2026-11-10"))
+	p = publishLegs(t, q, "corrected history day")
+	if p.Wallet.Compacted || strings.Join(p.Wallet.Written, ",") != "chain=bsc/segment=history" {
+		t.Fatalf("corrected history day: %+v", p.Wallet)
+	}
+	checkWalletLegs(t, q, "corrected history day")
+
+	// A day of the recent segment removed, then arriving late.
+	f := transferFile(t, dir, "ethereum", "2026-11-12")
+	if err := os.Rename(f, filepath.Join(held, "late.parquet")); err != nil {
+		t.Fatal(err)
+	}
+	p = publishLegs(t, q, "removed recent day")
+	if strings.Join(p.Wallet.Written, ",") != "chain=ethereum/segment=recent" {
+		t.Fatalf("removed recent day: %+v", p.Wallet)
+	}
+	checkWalletLegs(t, q, "removed recent day")
+	if err := os.Rename(filepath.Join(held, "late.parquet"), f); err != nil {
+		t.Fatal(err)
+	}
+	p = publishLegs(t, q, "late recent day")
+	if strings.Join(p.Wallet.Written, ",") != "chain=ethereum/segment=recent" {
+		t.Fatalf("late recent day: %+v", p.Wallet)
+	}
+	checkWalletLegs(t, q, "late recent day")
+
+	// New days until the recent segments would span more than walletRecentDays: the
+	// publication that gets there compacts (history to the newest complete day).
+	compacted := ""
+	for _, d := range later[4:] {
+		moveTransfers(t, dir, held, true, d)
+		p := publishLegs(t, q, "new day "+d)
+		if p.Wallet.Compacted {
+			compacted = d
+			if p.Wallet.History != p.Wallet.Recent {
+				t.Fatalf("compaction at %s: %+v", d, p.Wallet)
+			}
+		}
+		checkWalletLegs(t, q, "new day "+d)
+	}
+	if compacted != "2026-11-19" { // recent to 2026-11-18, 8 days after the history's 2026-11-10
+		t.Fatalf("compacted at %q", compacted)
+	}
+	// One more day after the compaction: recent segments again.
+	correctFile(t, transferFile(t, dir, "base", "2026-11-15"))
+	p = publishLegs(t, q, "after compaction")
+	if p.Wallet.Compacted || strings.Join(p.Wallet.Written, ",") != "chain=base/segment=history" {
+		t.Fatalf("after compaction: %+v", p.Wallet)
+	}
+	checkWalletLegs(t, q, "after compaction")
+	// A lake with a single day left: no segments, every leg from the per-date files.
+	moveTransfers(t, dir, held, false, append([]string{"2026-11-10", "2026-11-11"}, later[:len(later)-1]...)...)
+	p = publishLegs(t, q, "one day")
+	if h, r := q.WalletLegsSplit(); h != perDate || r != perDate || p.Wallet.History != "" {
+		t.Fatalf("one day left: split %s %s, %+v", h, r, p.Wallet)
+	}
+	if files, _ := lake.OnchainWalletLegs.Files(dir); len(files) != 0 {
+		t.Fatalf("one day left: %d segment files", len(files))
+	}
+}
+
+// TestOnchainWalletTransactionsNearDayFirstSamePages: paging a wallet's transactions
+// (which asks the newest day first) gives, page after page, exactly the transfers and
+// order of one page holding the whole window (which reads the whole window), for busy
+// and quiet wallets, filters, and a past clock.
+func TestOnchainWalletTransactionsNearDayFirstSamePages(t *testing.T) {
+	q := openStore(t, testlake.Copy(t))
+	ctx := context.Background()
+	var wallets []string
+	rows, err := q.DB().QueryContext(ctx, `SELECT wallet FROM (SELECT wallet, count(*) n FROM onchain_transfers, LATERAL (SELECT unnest([from_address, to_address]) AS wallet)
+		WHERE chain = 'ethereum' GROUP BY 1) ORDER BY n DESC, wallet LIMIT 3`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var w string
+		rows.Scan(&w) //nolint:errcheck
+		wallets = append(wallets, w)
+	}
+	rows.Close()
+	wallets = append(wallets, "0x0000000000000000000000000000000000000001")
+	pages := 0
+	for _, at := range []*query.Queries{q, q.At(testlake.Now().Add(-50 * time.Hour))} {
+		for _, w := range wallets {
+			for _, f := range []query.OnchainWalletTransactionsParams{
+				{Chain: "ethereum", Address: w, Days: 30, Limit: 7},
+				{Chain: "ethereum", Address: w, Days: 7, Limit: 40, MinUSD: 5},
+			} {
+				all := f
+				all.Limit = 1 << 20
+				want, next, err := at.OnchainWalletTransactions(ctx, all)
+				if err != nil || next != nil {
+					t.Fatal(err, next)
+				}
+				var got []query.WalletTransaction
+				for {
+					items, next, err := at.OnchainWalletTransactions(ctx, f)
+					if err != nil {
+						t.Fatal(err)
+					}
+					pages++
+					got = append(got, items...)
+					if next == nil {
+						break
+					}
+					f.After = next
+				}
+				if !reflect.DeepEqual(got, want) && (len(got) > 0 || len(want) > 0) {
+					t.Fatalf("%s %+v: pages give %d transfers, one page %d", w, f, len(got), len(want))
+				}
+			}
+		}
+	}
+	if pages < 50 {
+		t.Fatalf("only %d pages: the wallets are too quiet to test paging", pages)
+	}
+}

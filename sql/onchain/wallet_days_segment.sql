@@ -1,0 +1,12 @@
+-- PublishOnchainLegs: one segment of onchain_wallet_days, the daily sums of the legs of
+-- one chain and one wallet bucket over a range of partition dates (the same legs as the
+-- onchain_wallet_legs segment beside it). $1 chain, $2 first date (exclusive), $3 last
+-- date (inclusive), $4 and $5 the bucket's wallet range [lo, hi).
+SELECT wallet, token, CAST(block_time AS DATE) AS day, date,
+       sum(usd) FILTER (WHERE dir = 1) AS inflow, sum(usd) FILTER (WHERE dir = -1) AS outflow,
+       count(*) FILTER (WHERE NOT (self AND dir = -1)) AS tx_count,
+       min(block_time) AS first_time, max(block_time) AS last_time
+FROM onchain_legs
+WHERE chain = $1 AND date > CAST($2 AS DATE) AND date <= CAST($3 AS DATE)
+  AND wallet >= $4 AND wallet < $5
+GROUP BY wallet, token, day, date
