@@ -5,7 +5,10 @@
 -- concatenates them, so one pass holds a sixteenth of the window's rows; every figure
 -- is per wallet, so the rows are those of one pass over every wallet), $5 the snapshot
 -- whose today's labels the board shows (perpdex_cohorts_at: the newest at or before
--- the board hour, query/perpdex_cohorts_at.go).
+-- the board hour, query/perpdex_cohorts_at.go), $6 and $7 the position batches at or
+-- before the window start and the board hour (sql/perpdex/board_batches.sql, once per
+-- window: bound as values, their filter reaches the Parquet reader, where a join with
+-- them read every position row of the bucket; NULL when there is none).
 WITH fw AS (
     SELECT wallet,
            sum(closed_pnl)              AS realized_gross,
@@ -68,17 +71,14 @@ WITH fw AS (
            max(peak - account_value) AS max_dd_usd
     FROM series
     GROUP BY wallet
-), av_end AS (
-    SELECT wallet, arg_max(account_value, snapshot_ts) AS av
-    FROM perpdex_accounts
-    WHERE snapshot_ts <= $2 AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
-    GROUP BY wallet
-), av_start AS (
-    -- Equity at the window start: the last snapshot at or before it, else (a window
-    -- reaching before the account series) the first snapshot inside the window.
+), av AS (
+    -- Equity at the board hour (the last snapshot at or before it) and at the window
+    -- start: the last snapshot at or before it, else (a window reaching before the
+    -- account series) the first snapshot inside the window. One scan for both.
     SELECT wallet,
+           arg_max(account_value, snapshot_ts) AS av_end,
            coalesce(arg_max(account_value, snapshot_ts) FILTER (WHERE snapshot_ts <= $1),
-                    arg_min(account_value, snapshot_ts) FILTER (WHERE snapshot_ts > $1)) AS av
+                    arg_min(account_value, snapshot_ts) FILTER (WHERE snapshot_ts > $1)) AS av_start
     FROM perpdex_accounts
     WHERE snapshot_ts <= $2 AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
     GROUP BY wallet
@@ -102,20 +102,17 @@ WITH fw AS (
     FROM perpdex_ledger
     WHERE time >= $1 AND time < $2 AND wallet >= $3 AND wallet < $4
     GROUP BY wallet
-), batches AS (
-    SELECT (SELECT max(snapshot_ts) FROM perpdex_positions WHERE snapshot_ts <= $1) AS b_start,
-           (SELECT max(snapshot_ts) FROM perpdex_positions WHERE snapshot_ts <= $2) AS b_end
 ), upnl AS (
-    SELECT p.wallet,
-           coalesce(sum(p.unrealized_pnl) FILTER (WHERE p.snapshot_ts = b.b_end), 0)
-         - coalesce(sum(p.unrealized_pnl) FILTER (WHERE p.snapshot_ts = b.b_start), 0) AS delta
-    FROM perpdex_positions p, batches b
-    WHERE (p.snapshot_ts = b.b_start OR p.snapshot_ts = b.b_end) AND p.wallet >= $3 AND p.wallet < $4
-    GROUP BY p.wallet
+    SELECT wallet,
+           coalesce(sum(unrealized_pnl) FILTER (WHERE snapshot_ts = $7), 0)
+         - coalesce(sum(unrealized_pnl) FILTER (WHERE snapshot_ts = $6), 0) AS delta
+    FROM perpdex_positions
+    WHERE (snapshot_ts = $6 OR snapshot_ts = $7) AND wallet >= $3 AND wallet < $4
+    GROUP BY wallet
 )
 SELECT fw.wallet,
-       coalesce(av_end.av, 0)                 AS account_value,
-       coalesce(av_start.av, 0)               AS account_value_start,
+       coalesce(av.av_end, 0)                 AS account_value,
+       coalesce(av.av_start, 0)               AS account_value_start,
        fw.realized_gross,
        fw.fees,
        fw.volume,
@@ -139,8 +136,7 @@ LEFT JOIN life USING (wallet)
 LEFT JOIN tr USING (wallet)
 LEFT JOIN streaks USING (wallet)
 LEFT JOIN dd USING (wallet)
-LEFT JOIN av_end USING (wallet)
-LEFT JOIN av_start USING (wallet)
+LEFT JOIN av USING (wallet)
 LEFT JOIN lev USING (wallet)
 LEFT JOIN fund USING (wallet)
 LEFT JOIN flows USING (wallet)
