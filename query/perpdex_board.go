@@ -225,12 +225,16 @@ func (q *Queries) perpdexComputeBoard(ctx context.Context, window string, start,
 	if err != nil {
 		return nil, &StoreError{Op: "perpdex board", Err: err}
 	}
+	// Boards published before the window's sums were exact decimals are recomputed.
+	sig += "|exact sums"
 	// The labels' snapshot is part of what the board was computed from.
 	if labels.Valid {
 		sig += "|labels " + labels.Time.UTC().Format(time.RFC3339Nano)
 	}
-	// The position batches of the uPnL delta, once for every bucket, and only when a
-	// bucket is to be computed (a published board is read back without them).
+	// The fills' per-day partial sums brought up to date and the position batches of
+	// the uPnL delta, once for every bucket, and only when a bucket is to be computed (a
+	// published board is read back without them).
+	lo, hi := perpdexBoardDays(start, end, false)
 	batches := []any{sql.NullTime{}, sql.NullTime{}}
 	for _, b := range closedTradeBuckets {
 		rel, err := lake.PerpdexBoard.Path(window+"."+b, boardBuilt(end, sig))
@@ -243,9 +247,18 @@ func (q *Queries) perpdexComputeBoard(ctx context.Context, window string, start,
 				return nil, err
 			}
 			batches = []any{bs, be}
+			if _, err := q.PublishPerpdexFillsDaily(ctx); err == nil {
+				lo, hi = perpdexBoardDays(start, end, true)
+			} else if ctx.Err() != nil || !isWriteError(err) {
+				return nil, err
+			} else {
+				// A read-only lake: every fill read raw (same rows, more slowly).
+				q.log.Warn("perpdex fills daily not published (lake not writable); board from raw fills", "err", err)
+			}
 			break
 		}
 	}
+	batches = append(batches, lo, hi)
 	out := []pdBoardEntry{}
 	for _, b := range closedTradeBuckets {
 		lo, hi := bucketRange(b)
@@ -267,7 +280,7 @@ func (q *Queries) PerpdexBoardBatches(ctx context.Context, start, end time.Time)
 }
 
 // perpdexBoardBucket appends the board rows of one wallet bucket; batches are the
-// position batches (sql/perpdex/board.sql $6, $7).
+// position batches and the complete days (sql/perpdex/board.sql $6 to $9).
 func (q *Queries) perpdexBoardBucket(ctx context.Context, out []pdBoardEntry, board, sig string, start, end time.Time, lo, hi string,
 	labels sql.NullTime, batches []any) ([]pdBoardEntry, error) {
 	ctx, cancel := q.ctx(ctx)

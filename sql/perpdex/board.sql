@@ -8,21 +8,43 @@
 -- the board hour, query/perpdex_cohorts_at.go), $6 and $7 the position batches at or
 -- before the window start and the board hour (sql/perpdex/board_batches.sql, once per
 -- window: bound as values, their filter reaches the Parquet reader, where a join with
--- them read every position row of the bucket; NULL when there is none).
-WITH fw AS (
-    SELECT wallet,
-           sum(closed_pnl)              AS realized_gross,
-           sum(fee)                     AS fees,
-           sum(px * sz)                 AS volume,
-           count(DISTINCT CAST(time AS DATE)) AS active_days,
-           max(CAST(time AS DATE))      AS last_day
+-- them read every position row of the bucket; NULL when there is none), $8 and $9 the
+-- first and the end of the complete days of the window (midnights; query/perpdex_board.go
+-- perpdexBoardDays): fw and life read the days between from perpdex_fills_daily.
+WITH fd AS (
+    -- The window's fills per wallet and day: complete days ($8 <= day < $9) from their
+    -- published partial sums (perpdex_fills_daily), the partial days at the edges
+    -- ([$1, $8) and [$9, $2)) from the fills themselves. Exact decimal sums, so the
+    -- grouping does not change a bit. $8 = $9 = the epoch reads every day raw.
+    SELECT wallet, day, realized_x, fee_x, volume_x
+    FROM perpdex_fills_daily
+    WHERE day >= CAST($8::TIMESTAMP AS DATE) AND day < CAST($9::TIMESTAMP AS DATE) AND wallet >= $3 AND wallet < $4
+    UNION ALL
+    SELECT wallet, CAST(time AS DATE), sum(CAST(closed_pnl AS DECIMAL(38, 10))), sum(CAST(fee AS DECIMAL(38, 10))),
+           sum(CAST(px * sz AS DECIMAL(38, 10)))
     FROM perpdex_fills
-    WHERE time >= $1 AND time < $2 AND wallet >= $3 AND wallet < $4
+    WHERE ((time >= $1 AND time < $8) OR (time >= $9 AND time >= $1 AND time < $2)) AND wallet >= $3 AND wallet < $4
+    GROUP BY ALL
+), fw AS (
+    SELECT wallet,
+           sum(realized_x)::DOUBLE      AS realized_gross,
+           sum(fee_x)::DOUBLE           AS fees,
+           sum(volume_x)::DOUBLE        AS volume,
+           count(DISTINCT day)          AS active_days,
+           max(day)                     AS last_day
+    FROM fd
     GROUP BY wallet
 ), life AS (
-    SELECT wallet, sum(closed_pnl) - sum(fee) AS cum
-    FROM perpdex_fills
-    WHERE time < $2 AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
+    -- Lifetime to the board hour: every complete day before $9 from the partial sums,
+    -- the rest raw.
+    SELECT wallet, (sum(pnl_x) - sum(fee_x))::DOUBLE AS cum
+    FROM (SELECT wallet, realized_x AS pnl_x, fee_x
+          FROM perpdex_fills_daily
+          WHERE day < CAST($9::TIMESTAMP AS DATE) AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
+          UNION ALL
+          SELECT wallet, CAST(closed_pnl AS DECIMAL(38, 10)), CAST(fee AS DECIMAL(38, 10))
+          FROM perpdex_fills
+          WHERE time >= $9 AND time < $2 AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw))
     GROUP BY wallet
 ), t AS (
     SELECT wallet, direction, realized_pnl, trade_no, asset, close_ts,

@@ -1,0 +1,219 @@
+package query
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"mdq/lake"
+	sqlfiles "mdq/sql"
+)
+
+var perpdexFillsDailySQL = sqlfiles.MustRead("perpdex/fills_daily.sql")
+
+// fillsDailySourcesFile is the sidecar of perpdex_fills_daily: for each fills date
+// partition ("date=D"), the signature (size and modification time) of the fills file
+// its partial sums were computed from. A date whose fills signature differs (a new day,
+// a late day, a corrected file) is recomputed, one whose fills are gone is removed, the
+// rest are left alone: publishing one more day costs that day.
+const fillsDailySourcesFile = "perpdex/fills_daily/_sources.json"
+
+var fillsDailyLocks sync.Map // lake dir -> *sync.Mutex
+
+// FillsDailyPublication is what one publication of perpdex_fills_daily did.
+type FillsDailyPublication struct {
+	Partitions int      // fills date partitions
+	Written    []string // dates recomputed
+	Removed    []string // dates whose fills disappeared
+	Took       time.Duration
+}
+
+// PublishPerpdexFillsDaily brings perpdex_fills_daily up to date with the fills files,
+// recomputing only the dates whose file changed. Each file is written atomically and
+// the sidecar updated after each date, so a cancelled publication leaves every file
+// as it was or complete, and the sidecar never names a file not written.
+func (q *Queries) PublishPerpdexFillsDaily(ctx context.Context) (FillsDailyPublication, error) {
+	const op = "perpdex fills daily publication"
+	start := time.Now()
+	mu, _ := fillsDailyLocks.LoadOrStore(q.dir, &sync.Mutex{})
+	mu.(*sync.Mutex).Lock()
+	defer mu.(*sync.Mutex).Unlock()
+
+	src, err := fillsPartitions(q.dir)
+	if err != nil {
+		return FillsDailyPublication{}, &StoreError{Op: op, Err: err}
+	}
+	done, err := readSources(q.dir, fillsDailySourcesFile)
+	if err != nil {
+		return FillsDailyPublication{}, &StoreError{Op: op, Err: err}
+	}
+	pub := FillsDailyPublication{Partitions: len(src)}
+	var todo, gone []string
+	for d, sig := range src {
+		if done[d] != sig {
+			todo = append(todo, d)
+		}
+	}
+	for d := range done {
+		if _, ok := src[d]; !ok {
+			gone = append(gone, d)
+		}
+	}
+	sort.Strings(todo)
+	sort.Strings(gone)
+	if len(todo) == 0 && len(gone) == 0 {
+		pub.Took = time.Since(start)
+		return pub, nil
+	}
+	// The fills view must see the dates that appeared since Open.
+	if err := q.Reload(ctx); err != nil {
+		return pub, wrap(ctx, op, err)
+	}
+	conn, err := q.db.Conn(ctx)
+	if err != nil {
+		return pub, wrap(ctx, op, err)
+	}
+	defer conn.Close()
+	write := func() error { return writeSources(q.dir, fillsDailySourcesFile, done) }
+	for _, d := range gone {
+		if err := removeDatePartition(q.dir, lake.PerpdexFillsDaily, d); err != nil {
+			return pub, &StoreError{Op: op, Err: err}
+		}
+		delete(done, d)
+		if err := write(); err != nil {
+			return pub, &StoreError{Op: op, Err: err}
+		}
+		pub.Removed = append(pub.Removed, d)
+	}
+	for _, d := range todo {
+		n, err := lake.CopyQuery(ctx, conn, q.dir, lake.PerpdexFillsDaily, []string{d}, perpdexFillsDailySQL, d)
+		if err != nil {
+			return pub, wrap(ctx, op, err)
+		}
+		if n == 0 { // an empty fills file: no partial sums
+			if err := removeDatePartition(q.dir, lake.PerpdexFillsDaily, d); err != nil {
+				return pub, &StoreError{Op: op, Err: err}
+			}
+		}
+		done[d] = src[d]
+		if err := write(); err != nil {
+			return pub, &StoreError{Op: op, Err: err}
+		}
+		pub.Written = append(pub.Written, d)
+	}
+	// The view of the partial sums (its first files, or a removed date).
+	if err := q.Reload(ctx); err != nil {
+		return pub, wrap(ctx, op, err)
+	}
+	pub.Took = time.Since(start)
+	return pub, nil
+}
+
+// perpdexFillsDailyCurrent reports whether every fills date has its partial sums
+// published from the fills file there now.
+func (q *Queries) perpdexFillsDailyCurrent() (bool, error) {
+	src, err := fillsPartitions(q.dir)
+	if err != nil {
+		return false, err
+	}
+	done, err := readSources(q.dir, fillsDailySourcesFile)
+	if err != nil {
+		return false, err
+	}
+	if len(src) != len(done) {
+		return false, nil
+	}
+	for d, sig := range src {
+		if done[d] != sig {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// fillsPartitions maps each perpdex_fills date ("2006-01-02") to its file's signature.
+func fillsPartitions(dir string) (map[string]string, error) {
+	files, err := lake.PerpdexFills.Files(dir)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(files))
+	for _, f := range files {
+		st, err := os.Stat(f)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				continue // replaced under us; the next publication sees the new one
+			}
+			return nil, err
+		}
+		d, ok := strings.CutPrefix(filepath.Base(filepath.Dir(f)), "date=")
+		if !ok {
+			continue
+		}
+		out[d] = fmt.Sprintf("%d:%d", st.Size(), st.ModTime().UnixNano())
+	}
+	return out, nil
+}
+
+func removeDatePartition(dir string, t *lake.Table, d string) error {
+	rel, err := t.Path(d)
+	if err != nil {
+		return err
+	}
+	f := filepath.Join(dir, filepath.FromSlash(rel))
+	if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	os.Remove(filepath.Dir(f)) //nolint:errcheck // the date directory, when empty
+	return nil
+}
+
+func readSources(dir, file string) (map[string]string, error) {
+	b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(file)))
+	if errors.Is(err, os.ErrNotExist) {
+		return map[string]string{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	if err := json.Unmarshal(b, &out); err != nil {
+		return map[string]string{}, nil // a damaged sidecar only costs a full republication
+	}
+	return out, nil
+}
+
+func writeSources(dir, file string, m map[string]string) error {
+	b, err := json.MarshalIndent(m, "", " ")
+	if err != nil {
+		return err
+	}
+	return lake.WriteFileAtomic(filepath.Join(dir, filepath.FromSlash(file)), append(b, '\n'))
+}
+
+// perpdexBoardDays returns the complete days of the window [start, end) as the first
+// day's midnight and the end's (sql/perpdex/board.sql $8, $9): days from the partial
+// sums. partials false (they could not be published) gives the epoch for both: every
+// fill is read raw.
+func perpdexBoardDays(start, end time.Time, partials bool) (time.Time, time.Time) {
+	if !partials {
+		e := time.Unix(0, 0).UTC()
+		return e, e
+	}
+	lo := start.UTC().Truncate(24 * time.Hour)
+	if lo.Before(start) {
+		lo = lo.Add(24 * time.Hour)
+	}
+	hi := end.UTC().Truncate(24 * time.Hour)
+	if lo.After(hi) { // a window within one day: every fill raw
+		lo = hi
+	}
+	return lo, hi
+}
