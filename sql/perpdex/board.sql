@@ -11,6 +11,9 @@
 -- them read every position row of the bucket; NULL when there is none), $8 and $9 the
 -- first and the end of the complete days of the window (midnights; query/perpdex_board.go
 -- perpdexBoardDays): fw and life read the days between from perpdex_fills_daily.
+-- The date conditions beside the time ones let DuckDB skip whole date partitions
+-- before opening them (a partition's date is its rows' time's date, as
+-- cohort_snapshot_at.sql also relies on): with a year of files, a window opens its own.
 WITH fd AS (
     -- The window's fills per wallet and day: complete days ($8 <= day < $9) from their
     -- published partial sums (perpdex_fills_daily), the partial days at the edges
@@ -18,12 +21,18 @@ WITH fd AS (
     -- grouping does not change a bit. $8 = $9 = the epoch reads every day raw.
     SELECT wallet, day, realized_x, fee_x, volume_x
     FROM perpdex_fills_daily
-    WHERE day >= CAST($8::TIMESTAMP AS DATE) AND day < CAST($9::TIMESTAMP AS DATE) AND wallet >= $3 AND wallet < $4
+    WHERE day >= CAST($8::TIMESTAMP AS DATE) AND day < CAST($9::TIMESTAMP AS DATE)
+      AND date >= CAST($8::TIMESTAMP AS DATE) AND date < CAST($9::TIMESTAMP AS DATE) AND wallet >= $3 AND wallet < $4
     UNION ALL
     SELECT wallet, CAST(time AS DATE), sum(CAST(closed_pnl AS DECIMAL(38, 10))), sum(CAST(fee AS DECIMAL(38, 10))),
            sum(CAST(px * sz AS DECIMAL(38, 10)))
-    FROM perpdex_fills
-    WHERE ((time >= $1 AND time < $8) OR (time >= $9 AND time >= $1 AND time < $2)) AND wallet >= $3 AND wallet < $4
+    FROM (SELECT * FROM perpdex_fills
+          WHERE time >= $1 AND time < $8 AND date >= CAST($1 AS DATE) AND date <= CAST($8::TIMESTAMP AS DATE)
+          UNION ALL
+          SELECT * FROM perpdex_fills
+          WHERE time >= $9 AND time >= $1 AND time < $2 AND date >= CAST($9::TIMESTAMP AS DATE) AND date >= CAST($1 AS DATE)
+            AND date <= CAST($2 AS DATE))
+    WHERE wallet >= $3 AND wallet < $4
     GROUP BY ALL
 ), fw AS (
     SELECT wallet,
@@ -40,11 +49,11 @@ WITH fd AS (
     SELECT wallet, (sum(pnl_x) - sum(fee_x))::DOUBLE AS cum
     FROM (SELECT wallet, realized_x AS pnl_x, fee_x
           FROM perpdex_fills_daily
-          WHERE day < CAST($9::TIMESTAMP AS DATE) AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
+          WHERE day < CAST($9::TIMESTAMP AS DATE) AND date < CAST($9::TIMESTAMP AS DATE) AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
           UNION ALL
           SELECT wallet, CAST(closed_pnl AS DECIMAL(38, 10)), CAST(fee AS DECIMAL(38, 10))
           FROM perpdex_fills
-          WHERE time >= $9 AND time < $2 AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw))
+          WHERE time >= $9 AND time < $2 AND date >= CAST($9::TIMESTAMP AS DATE) AND date <= CAST($2 AS DATE) AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw))
     GROUP BY wallet
 ), t AS (
     SELECT wallet, direction, realized_pnl, trade_no, asset, close_ts,
@@ -85,7 +94,7 @@ WITH fd AS (
            max(account_value) OVER (PARTITION BY wallet ORDER BY snapshot_ts
                                     ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS peak
     FROM perpdex_accounts
-    WHERE snapshot_ts >= $1 AND snapshot_ts <= $2 AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
+    WHERE snapshot_ts >= $1 AND snapshot_ts <= $2 AND date >= CAST($1 AS DATE) AND date <= CAST($2 AS DATE) AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
 ), dd AS (
     SELECT wallet,
            max(CASE WHEN peak > 0 THEN (peak - account_value) / peak * 100 ELSE 0 END) AS max_dd_pct,
@@ -107,12 +116,12 @@ WITH fd AS (
 ), lev AS (
     SELECT wallet, avg(leverage) AS avg_lev
     FROM perpdex_positions
-    WHERE snapshot_ts >= $1 AND snapshot_ts <= $2 AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
+    WHERE snapshot_ts >= $1 AND snapshot_ts <= $2 AND date >= CAST($1 AS DATE) AND date <= CAST($2 AS DATE) AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
     GROUP BY wallet
 ), fund AS (
     SELECT wallet, -sum(usdc) AS paid
     FROM perpdex_funding
-    WHERE time >= $1 AND time < $2 AND wallet >= $3 AND wallet < $4
+    WHERE time >= $1 AND time < $2 AND date >= CAST($1 AS DATE) AND date <= CAST($2 AS DATE) AND wallet >= $3 AND wallet < $4
     GROUP BY wallet
 ), flows AS (
     SELECT wallet,
@@ -122,14 +131,14 @@ WITH fd AS (
            coalesce(sum(usdc) FILTER (WHERE kind = 'send_out'), 0) AS sout,
            count(*) FILTER (WHERE kind IN ('send_in', 'send_out')) AS sends
     FROM perpdex_ledger
-    WHERE time >= $1 AND time < $2 AND wallet >= $3 AND wallet < $4
+    WHERE time >= $1 AND time < $2 AND date >= CAST($1 AS DATE) AND date <= CAST($2 AS DATE) AND wallet >= $3 AND wallet < $4
     GROUP BY wallet
 ), upnl AS (
     SELECT wallet,
            coalesce(sum(unrealized_pnl) FILTER (WHERE snapshot_ts = $7), 0)
          - coalesce(sum(unrealized_pnl) FILTER (WHERE snapshot_ts = $6), 0) AS delta
     FROM perpdex_positions
-    WHERE (snapshot_ts = $6 OR snapshot_ts = $7) AND wallet >= $3 AND wallet < $4
+    WHERE (snapshot_ts = $6 OR snapshot_ts = $7) AND (date = CAST($6 AS DATE) OR date = CAST($7 AS DATE)) AND wallet >= $3 AND wallet < $4
     GROUP BY wallet
 )
 SELECT fw.wallet,
