@@ -81,7 +81,7 @@ func BenchmarkPerpdexLeaderboard(b *testing.B) {
 		}
 		p99(b, func() {
 			// The epoch for the complete days: every fill read raw, as before the
-			// per-day partial sums (BenchmarkPerpdexBoardPartials compares both).
+			// per-day partial sums (query.BenchmarkPerpdexBoardBuild compares both).
 			epoch := time.Unix(0, 0).UTC()
 			pdDrain(b, q, sqlfiles.MustRead("perpdex/board.sql"), start, end, "0x", "0y", end, bs, be, epoch, epoch)
 		})

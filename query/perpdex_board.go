@@ -247,13 +247,13 @@ func (q *Queries) perpdexComputeBoard(ctx context.Context, window string, start,
 				return nil, err
 			}
 			batches = []any{bs, be}
-			if _, err := q.PublishPerpdexFillsDaily(ctx); err == nil {
+			if _, err := q.PublishPerpdexDaily(ctx); err == nil {
 				lo, hi = perpdexBoardDays(start, end, true)
 			} else if ctx.Err() != nil || !isWriteError(err) {
 				return nil, err
 			} else {
-				// A read-only lake: every fill read raw (same rows, more slowly).
-				q.log.Warn("perpdex fills daily not published (lake not writable); board from raw fills", "err", err)
+				// A read-only lake: every row read raw (the same figures, more slowly).
+				q.log.Warn("perpdex daily partial sums not published (lake not writable); board from raw rows", "err", err)
 			}
 			break
 		}

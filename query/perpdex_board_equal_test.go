@@ -144,8 +144,14 @@ func pdBoardQueries(t *testing.T) *Queries {
 	if err := q.perpdexCohortsEnsure(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if p, err := q.PublishPerpdexFillsDaily(ctx); err != nil || len(p.Written) == 0 || len(p.Written) != p.Partitions {
-		t.Fatalf("first publication %+v %v", p, err)
+	ps, err := q.PublishPerpdexDaily(ctx)
+	if err != nil || len(ps) != len(perpdexDailies) {
+		t.Fatalf("first publication %+v %v", ps, err)
+	}
+	for _, p := range ps {
+		if len(p.Written) == 0 || len(p.Written) != p.Partitions {
+			t.Fatalf("first publication %+v", p)
+		}
 	}
 	return q
 }
@@ -168,14 +174,15 @@ func TestPerpdexBoardSame(t *testing.T) {
 	pdBoardCheck(t, q, "tiny", true, pdClocks()...)
 }
 
-// TestPerpdexBoardSameAsBefore: the exact sums change the board's double sums only in
-// their last bits (the grouping of a double sum changes them as much): every other
+// TestPerpdexBoardSameAsBefore: the exact sums change the board's double sums (and mean
+// leverage) only in their last bits (the grouping of a double sum changes them as much): every other
 // field is the same bits as the query before them.
 func TestPerpdexBoardSameAsBefore(t *testing.T) {
 	q := pdBoardQueries(t)
 	ctx := context.Background()
 	before, exact := perpdexBoardOracle(t, "perpdex_board_before.sql"), perpdexBoardOracle(t, "perpdex_board_exact.sql")
-	sums := map[int]bool{3: true, 4: true, 5: true, 6: true} // realized_gross, fees, volume, cum
+	// realized_gross, fees, volume, cum, avg_lev, funding paid
+	sums := map[int]bool{3: true, 4: true, 5: true, 6: true, 25: true, 26: true}
 	for _, at := range pdClocks() {
 		lab, err := q.perpdexLabelsAt(ctx, at)
 		if err != nil {
@@ -190,7 +197,7 @@ func TestPerpdexBoardSameAsBefore(t *testing.T) {
 			}
 			for i := range got {
 				for j := range got[i] {
-					if sums[j] {
+					if sums[j] && got[i][j] != nil && want[i][j] != nil {
 						g, h := got[i][j].(float64), want[i][j].(float64)
 						if math.Abs(g-h) > 1e-9*math.Max(1, math.Abs(h)) {
 							t.Fatalf("%s %s row %d column %d: %v, want %v", at, w, i, j, g, h)
@@ -205,20 +212,28 @@ func TestPerpdexBoardSameAsBefore(t *testing.T) {
 }
 
 // pdDailyMatchesFills fails unless the published partial sums are those of the fills
-// in the lake now, as a full rebuild would write them.
+// in the lake now, as a full rebuild would write them (and the same for positions and
+// funding).
 func pdDailyMatchesFills(t *testing.T, q *Queries, what string) {
 	t.Helper()
-	full := `SELECT wallet, CAST(time AS DATE) AS day, sum(CAST(closed_pnl AS DECIMAL(38, 10))) AS realized_x,
+	pdDailyMatches(t, q, what, `SELECT wallet, CAST(time AS DATE) AS day, sum(CAST(closed_pnl AS DECIMAL(38, 10))) AS realized_x,
 		sum(CAST(fee AS DECIMAL(38, 10))) AS fee_x, sum(CAST(px * sz AS DECIMAL(38, 10))) AS volume_x, count(*) AS fills
-		FROM perpdex_fills GROUP BY ALL`
-	pub := `SELECT wallet, day, realized_x, fee_x, volume_x, fills FROM perpdex_fills_daily`
+		FROM perpdex_fills GROUP BY ALL`, `SELECT wallet, day, realized_x, fee_x, volume_x, fills FROM perpdex_fills_daily`)
+	pdDailyMatches(t, q, what, `SELECT wallet, CAST(snapshot_ts AS DATE) AS day, sum(CAST(leverage AS DECIMAL(38, 10))), count(leverage)
+		FROM perpdex_positions GROUP BY ALL`, `SELECT wallet, day, leverage_x, leverage_n FROM perpdex_positions_daily`)
+	pdDailyMatches(t, q, what, `SELECT wallet, CAST(time AS DATE) AS day, sum(CAST(usdc AS DECIMAL(38, 10)))
+		FROM perpdex_funding GROUP BY ALL`, `SELECT wallet, day, usdc_x FROM perpdex_funding_daily`)
+}
+
+func pdDailyMatches(t *testing.T, q *Queries, what, full, pub string) {
+	t.Helper()
 	var diff, n int64
-	if err := q.db.QueryRow(`SELECT (SELECT count(*) FROM (((` + full + `) EXCEPT ALL (` + pub + `)) UNION ALL ((` + pub + `) EXCEPT ALL (` + full + `)))),
-		(SELECT count(*) FROM perpdex_fills_daily)`).Scan(&diff, &n); err != nil {
+	if err := q.db.QueryRow(`SELECT (SELECT count(*) FROM (((`+full+`) EXCEPT ALL (`+pub+`)) UNION ALL ((`+pub+`) EXCEPT ALL (`+full+`)))),
+		(SELECT count(*) FROM (`+pub+`))`).Scan(&diff, &n); err != nil {
 		t.Fatal(err)
 	}
 	if diff != 0 || n == 0 {
-		t.Fatalf("%s: %d rows of the published partial sums (%d) differ from the fills'", what, diff, n)
+		t.Fatalf("%s: %d rows of the published partial sums (%d) differ from the source's: %s", what, diff, n, pub)
 	}
 }
 
@@ -255,14 +270,20 @@ func TestPerpdexBoardIncremental(t *testing.T) {
 	}
 	publish := func(what string, written, removed []string) {
 		t.Helper()
-		p, err := q.PublishPerpdexFillsDaily(ctx)
+		ps, err := q.PublishPerpdexDaily(ctx)
 		if err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
 		slices.Sort(written)
 		slices.Sort(removed)
-		if !slices.Equal(p.Written, written) || !slices.Equal(p.Removed, removed) {
-			t.Fatalf("%s: wrote %v removed %v, want %v and %v", what, p.Written, p.Removed, written, removed)
+		for _, p := range ps {
+			if p.Table != lake.PerpdexFillsDaily.Name {
+				if len(p.Written)+len(p.Removed) != 0 { // only fills files changed
+					t.Fatalf("%s: %+v", what, p)
+				}
+			} else if !slices.Equal(p.Written, written) || !slices.Equal(p.Removed, removed) {
+				t.Fatalf("%s: wrote %v removed %v, want %v and %v", what, p.Written, p.Removed, written, removed)
+			}
 		}
 		pdDailyMatchesFills(t, q, what)
 		c := pdClocks()
@@ -303,7 +324,13 @@ func TestPerpdexBoardIncremental(t *testing.T) {
 	}
 	restore(d(1))
 	publish("a new day", []string{d(1)}, nil)
-	if p, err := q.PublishPerpdexFillsDaily(ctx); err != nil || len(p.Written)+len(p.Removed) != 0 {
-		t.Fatalf("nothing changed: %+v %v", p, err)
+	ps, err := q.PublishPerpdexDaily(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range ps {
+		if len(p.Written)+len(p.Removed) != 0 {
+			t.Fatalf("nothing changed: %+v", p)
+		}
 	}
 }

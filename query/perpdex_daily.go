@@ -16,45 +16,68 @@ import (
 	sqlfiles "mdq/sql"
 )
 
-var perpdexFillsDailySQL = sqlfiles.MustRead("perpdex/fills_daily.sql")
+// perpdexDaily is one per-day partial-sum table of the perpetuals boards: its source
+// table (date partitioned), the query of one date, and its sidecar: for each source
+// date ("2006-01-02"), the signature (size and modification time) of the source file
+// its partial sums were computed from. A date whose source signature differs (a new
+// day, a late day, a corrected file) is recomputed, one whose source is gone is
+// removed, the rest are left alone: publishing one more day costs that day.
+type perpdexDaily struct {
+	src, dst *lake.Table
+	query    string
+	sidecar  string
+}
 
-// fillsDailySourcesFile is the sidecar of perpdex_fills_daily: for each fills date
-// partition ("date=D"), the signature (size and modification time) of the fills file
-// its partial sums were computed from. A date whose fills signature differs (a new day,
-// a late day, a corrected file) is recomputed, one whose fills are gone is removed, the
-// rest are left alone: publishing one more day costs that day.
-const fillsDailySourcesFile = "perpdex/fills_daily/_sources.json"
+var perpdexDailies = []perpdexDaily{
+	{lake.PerpdexFills, lake.PerpdexFillsDaily, sqlfiles.MustRead("perpdex/fills_daily.sql"), "perpdex/fills_daily/_sources.json"},
+	{lake.PerpdexPositions, lake.PerpdexPositionsDaily, sqlfiles.MustRead("perpdex/positions_daily.sql"), "perpdex/positions_daily/_sources.json"},
+	{lake.PerpdexFunding, lake.PerpdexFundingDaily, sqlfiles.MustRead("perpdex/funding_daily.sql"), "perpdex/funding_daily/_sources.json"},
+}
 
-var fillsDailyLocks sync.Map // lake dir -> *sync.Mutex
+var perpdexDailyLocks sync.Map // lake dir -> *sync.Mutex
 
-// FillsDailyPublication is what one publication of perpdex_fills_daily did.
-type FillsDailyPublication struct {
-	Partitions int      // fills date partitions
+// DailyPublication is what one publication of a per-day partial-sum table did.
+type DailyPublication struct {
+	Table      string
+	Partitions int      // source date partitions
 	Written    []string // dates recomputed
-	Removed    []string // dates whose fills disappeared
+	Removed    []string // dates whose source disappeared
 	Took       time.Duration
 }
 
-// PublishPerpdexFillsDaily brings perpdex_fills_daily up to date with the fills files,
-// recomputing only the dates whose file changed. Each file is written atomically and
-// the sidecar updated after each date, so a cancelled publication leaves every file
-// as it was or complete, and the sidecar never names a file not written.
-func (q *Queries) PublishPerpdexFillsDaily(ctx context.Context) (FillsDailyPublication, error) {
-	const op = "perpdex fills daily publication"
-	start := time.Now()
-	mu, _ := fillsDailyLocks.LoadOrStore(q.dir, &sync.Mutex{})
+// PublishPerpdexDaily brings the perpetuals boards' per-day partial sums
+// (perpdex_fills_daily, perpdex_positions_daily, perpdex_funding_daily) up to date with
+// their source files, recomputing only the dates whose file changed. Each file is
+// written atomically and the sidecar updated after each date, so a cancelled
+// publication leaves every file as it was or complete, and the sidecar never names a
+// file not written.
+func (q *Queries) PublishPerpdexDaily(ctx context.Context) ([]DailyPublication, error) {
+	mu, _ := perpdexDailyLocks.LoadOrStore(q.dir, &sync.Mutex{})
 	mu.(*sync.Mutex).Lock()
 	defer mu.(*sync.Mutex).Unlock()
+	var out []DailyPublication
+	for _, d := range perpdexDailies {
+		p, err := q.publishDaily(ctx, d)
+		out = append(out, p)
+		if err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
 
-	src, err := fillsPartitions(q.dir)
+func (q *Queries) publishDaily(ctx context.Context, t perpdexDaily) (DailyPublication, error) {
+	op := t.dst.Name + " publication"
+	start := time.Now()
+	src, err := datePartitions(q.dir, t.src)
 	if err != nil {
-		return FillsDailyPublication{}, &StoreError{Op: op, Err: err}
+		return DailyPublication{Table: t.dst.Name}, &StoreError{Op: op, Err: err}
 	}
-	done, err := readSources(q.dir, fillsDailySourcesFile)
+	done, err := readSources(q.dir, t.sidecar)
 	if err != nil {
-		return FillsDailyPublication{}, &StoreError{Op: op, Err: err}
+		return DailyPublication{Table: t.dst.Name}, &StoreError{Op: op, Err: err}
 	}
-	pub := FillsDailyPublication{Partitions: len(src)}
+	pub := DailyPublication{Table: t.dst.Name, Partitions: len(src)}
 	var todo, gone []string
 	for d, sig := range src {
 		if done[d] != sig {
@@ -72,7 +95,7 @@ func (q *Queries) PublishPerpdexFillsDaily(ctx context.Context) (FillsDailyPubli
 		pub.Took = time.Since(start)
 		return pub, nil
 	}
-	// The fills view must see the dates that appeared since Open.
+	// The source view must see the dates that appeared since Open.
 	if err := q.Reload(ctx); err != nil {
 		return pub, wrap(ctx, op, err)
 	}
@@ -81,9 +104,9 @@ func (q *Queries) PublishPerpdexFillsDaily(ctx context.Context) (FillsDailyPubli
 		return pub, wrap(ctx, op, err)
 	}
 	defer conn.Close()
-	write := func() error { return writeSources(q.dir, fillsDailySourcesFile, done) }
+	write := func() error { return writeSources(q.dir, t.sidecar, done) }
 	for _, d := range gone {
-		if err := removeDatePartition(q.dir, lake.PerpdexFillsDaily, d); err != nil {
+		if err := removeDatePartition(q.dir, t.dst, d); err != nil {
 			return pub, &StoreError{Op: op, Err: err}
 		}
 		delete(done, d)
@@ -93,12 +116,12 @@ func (q *Queries) PublishPerpdexFillsDaily(ctx context.Context) (FillsDailyPubli
 		pub.Removed = append(pub.Removed, d)
 	}
 	for _, d := range todo {
-		n, err := lake.CopyQuery(ctx, conn, q.dir, lake.PerpdexFillsDaily, []string{d}, perpdexFillsDailySQL, d)
+		n, err := lake.CopyQuery(ctx, conn, q.dir, t.dst, []string{d}, t.query, d)
 		if err != nil {
 			return pub, wrap(ctx, op, err)
 		}
-		if n == 0 { // an empty fills file: no partial sums
-			if err := removeDatePartition(q.dir, lake.PerpdexFillsDaily, d); err != nil {
+		if n == 0 { // an empty source file: no partial sums
+			if err := removeDatePartition(q.dir, t.dst, d); err != nil {
 				return pub, &StoreError{Op: op, Err: err}
 			}
 		}
@@ -116,31 +139,10 @@ func (q *Queries) PublishPerpdexFillsDaily(ctx context.Context) (FillsDailyPubli
 	return pub, nil
 }
 
-// perpdexFillsDailyCurrent reports whether every fills date has its partial sums
-// published from the fills file there now.
-func (q *Queries) perpdexFillsDailyCurrent() (bool, error) {
-	src, err := fillsPartitions(q.dir)
-	if err != nil {
-		return false, err
-	}
-	done, err := readSources(q.dir, fillsDailySourcesFile)
-	if err != nil {
-		return false, err
-	}
-	if len(src) != len(done) {
-		return false, nil
-	}
-	for d, sig := range src {
-		if done[d] != sig {
-			return false, nil
-		}
-	}
-	return true, nil
-}
-
-// fillsPartitions maps each perpdex_fills date ("2006-01-02") to its file's signature.
-func fillsPartitions(dir string) (map[string]string, error) {
-	files, err := lake.PerpdexFills.Files(dir)
+// datePartitions maps each date ("2006-01-02") of a date-partitioned table to its
+// file's signature.
+func datePartitions(dir string, t *lake.Table) (map[string]string, error) {
+	files, err := t.Files(dir)
 	if err != nil {
 		return nil, err
 	}

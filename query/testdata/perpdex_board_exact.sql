@@ -1,5 +1,6 @@
 -- The oracle of TestPerpdexBoardSame: sql/perpdex/board.sql as it was before the
--- fills' per-day partial sums, with exact decimal sums (the only change of figures).
+-- per-day partial sums, with exact decimal sums and mean leverage (the only change of
+-- figures).
 -- PerpdexBoard computes every trader metric of one window for every wallet that has a
 -- fill in it: the rows behind /leaderboard and /leaderboard/flow-adjusted.
 -- $1 window start (inclusive), $2 window end (exclusive; the board hour), $3 <= wallet
@@ -85,12 +86,12 @@ WITH fw AS (
     WHERE snapshot_ts <= $2 AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
     GROUP BY wallet
 ), lev AS (
-    SELECT wallet, avg(leverage) AS avg_lev
+    SELECT wallet, CAST(sum(CAST(leverage AS DECIMAL(38, 10))) AS DOUBLE) / nullif(count(leverage), 0) AS avg_lev
     FROM perpdex_positions
     WHERE snapshot_ts >= $1 AND snapshot_ts <= $2 AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
     GROUP BY wallet
 ), fund AS (
-    SELECT wallet, -sum(usdc) AS paid
+    SELECT wallet, -CAST(sum(CAST(usdc AS DECIMAL(38, 10))) AS DOUBLE) AS paid
     FROM perpdex_funding
     WHERE time >= $1 AND time < $2 AND wallet >= $3 AND wallet < $4
     GROUP BY wallet

@@ -10,7 +10,8 @@
 -- window: bound as values, their filter reaches the Parquet reader, where a join with
 -- them read every position row of the bucket; NULL when there is none), $8 and $9 the
 -- first and the end of the complete days of the window (midnights; query/perpdex_board.go
--- perpdexBoardDays): fw and life read the days between from perpdex_fills_daily.
+-- perpdexBoardDays): fw, life, lev and fund read the days between from the per-day
+-- partial sums (perpdex_fills_daily, perpdex_positions_daily, perpdex_funding_daily).
 -- The date conditions beside the time ones let DuckDB skip whole date partitions
 -- before opening them (a partition's date is its rows' time's date, as
 -- cohort_snapshot_at.sql also relies on): with a year of files, a window opens its own.
@@ -114,14 +115,43 @@ WITH fd AS (
     WHERE snapshot_ts <= $2 AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
     GROUP BY wallet
 ), lev AS (
-    SELECT wallet, avg(leverage) AS avg_lev
-    FROM perpdex_positions
-    WHERE snapshot_ts >= $1 AND snapshot_ts <= $2 AND date >= CAST($1 AS DATE) AND date <= CAST($2 AS DATE) AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
+    -- Mean leverage over the window's position snapshots ($1 and $2 both included):
+    -- complete days from perpdex_positions_daily, the edges raw; an exact decimal sum
+    -- over the count, so the grouping does not change a bit.
+    SELECT wallet, CAST(sum(lev_x) AS DOUBLE) / nullif(sum(lev_n), 0) AS avg_lev
+    FROM (SELECT wallet, leverage_x AS lev_x, leverage_n AS lev_n
+          FROM perpdex_positions_daily
+          WHERE day >= CAST($8::TIMESTAMP AS DATE) AND day < CAST($9::TIMESTAMP AS DATE)
+            AND date >= CAST($8::TIMESTAMP AS DATE) AND date < CAST($9::TIMESTAMP AS DATE)
+            AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
+          UNION ALL
+          SELECT wallet, CAST(leverage AS DECIMAL(38, 10)), CAST(leverage IS NOT NULL AS BIGINT)
+          FROM perpdex_positions
+          WHERE snapshot_ts >= $1 AND snapshot_ts < $8 AND date >= CAST($1 AS DATE) AND date <= CAST($8::TIMESTAMP AS DATE)
+            AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
+          UNION ALL
+          SELECT wallet, CAST(leverage AS DECIMAL(38, 10)), CAST(leverage IS NOT NULL AS BIGINT)
+          FROM perpdex_positions
+          WHERE snapshot_ts >= $9 AND snapshot_ts >= $1 AND snapshot_ts <= $2
+            AND date >= CAST($9::TIMESTAMP AS DATE) AND date >= CAST($1 AS DATE) AND date <= CAST($2 AS DATE)
+            AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw))
     GROUP BY wallet
 ), fund AS (
-    SELECT wallet, -sum(usdc) AS paid
-    FROM perpdex_funding
-    WHERE time >= $1 AND time < $2 AND date >= CAST($1 AS DATE) AND date <= CAST($2 AS DATE) AND wallet >= $3 AND wallet < $4
+    -- Funding paid in the window: complete days from perpdex_funding_daily, the edges raw.
+    SELECT wallet, -CAST(sum(usdc_x) AS DOUBLE) AS paid
+    FROM (SELECT wallet, usdc_x
+          FROM perpdex_funding_daily
+          WHERE day >= CAST($8::TIMESTAMP AS DATE) AND day < CAST($9::TIMESTAMP AS DATE)
+            AND date >= CAST($8::TIMESTAMP AS DATE) AND date < CAST($9::TIMESTAMP AS DATE) AND wallet >= $3 AND wallet < $4
+          UNION ALL
+          SELECT wallet, CAST(usdc AS DECIMAL(38, 10))
+          FROM perpdex_funding
+          WHERE time >= $1 AND time < $8 AND date >= CAST($1 AS DATE) AND date <= CAST($8::TIMESTAMP AS DATE) AND wallet >= $3 AND wallet < $4
+          UNION ALL
+          SELECT wallet, CAST(usdc AS DECIMAL(38, 10))
+          FROM perpdex_funding
+          WHERE time >= $9 AND time >= $1 AND time < $2
+            AND date >= CAST($9::TIMESTAMP AS DATE) AND date >= CAST($1 AS DATE) AND date <= CAST($2 AS DATE) AND wallet >= $3 AND wallet < $4)
     GROUP BY wallet
 ), flows AS (
     SELECT wallet,
