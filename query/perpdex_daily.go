@@ -56,17 +56,27 @@ func (q *Queries) PublishPerpdexDaily(ctx context.Context) ([]DailyPublication, 
 	mu.(*sync.Mutex).Lock()
 	defer mu.(*sync.Mutex).Unlock()
 	var out []DailyPublication
+	reloaded := false
 	for _, d := range perpdexDailies {
-		p, err := q.publishDaily(ctx, d)
+		p, err := q.publishDaily(ctx, d, &reloaded)
 		out = append(out, p)
 		if err != nil {
 			return out, err
 		}
 	}
+	if reloaded {
+		// The views of the partial sums (their first files, or a removed date): once
+		// for the three tables, as the views' reload is a fixed cost per lake.
+		if err := q.Reload(ctx); err != nil {
+			return out, wrap(ctx, "perpdex daily publication", err)
+		}
+	}
 	return out, nil
 }
 
-func (q *Queries) publishDaily(ctx context.Context, t perpdexDaily) (DailyPublication, error) {
+// publishDaily brings one partial-sum table up to date; reloaded says whether the
+// views were reloaded for this publication already (once before the first write).
+func (q *Queries) publishDaily(ctx context.Context, t perpdexDaily, reloaded *bool) (DailyPublication, error) {
 	op := t.dst.Name + " publication"
 	start := time.Now()
 	src, err := datePartitions(q.dir, t.src)
@@ -95,9 +105,12 @@ func (q *Queries) publishDaily(ctx context.Context, t perpdexDaily) (DailyPublic
 		pub.Took = time.Since(start)
 		return pub, nil
 	}
-	// The source view must see the dates that appeared since Open.
-	if err := q.Reload(ctx); err != nil {
-		return pub, wrap(ctx, op, err)
+	// The source views must see the dates that appeared since Open.
+	if !*reloaded {
+		if err := q.Reload(ctx); err != nil {
+			return pub, wrap(ctx, op, err)
+		}
+		*reloaded = true
 	}
 	conn, err := q.db.Conn(ctx)
 	if err != nil {
@@ -130,10 +143,6 @@ func (q *Queries) publishDaily(ctx context.Context, t perpdexDaily) (DailyPublic
 			return pub, &StoreError{Op: op, Err: err}
 		}
 		pub.Written = append(pub.Written, d)
-	}
-	// The view of the partial sums (its first files, or a removed date).
-	if err := q.Reload(ctx); err != nil {
-		return pub, wrap(ctx, op, err)
 	}
 	pub.Took = time.Since(start)
 	return pub, nil
