@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"math"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -12,7 +14,10 @@ import (
 	sqlfiles "mdq/sql"
 )
 
-var perpdexBoardSQL = sqlfiles.MustRead("perpdex/board.sql")
+var (
+	perpdexBoardSQL        = sqlfiles.MustRead("perpdex/board.sql")
+	perpdexBoardBatchesSQL = sqlfiles.MustRead("perpdex/board_batches.sql")
+)
 
 // PerpdexWindows maps each window name to its length; "all" is unbounded (0).
 var PerpdexWindows = map[string]time.Duration{"1d": 24 * time.Hour, "7d": 7 * 24 * time.Hour, "30d": 30 * 24 * time.Hour, "all": 0}
@@ -225,25 +230,67 @@ func (q *Queries) perpdexComputeBoard(ctx context.Context, window string, start,
 	if err != nil {
 		return nil, &StoreError{Op: "perpdex board", Err: err}
 	}
+	// Boards published before the window's sums were exact decimals are recomputed.
+	sig += "|exact sums"
 	// The labels' snapshot is part of what the board was computed from.
 	if labels.Valid {
 		sig += "|labels " + labels.Time.UTC().Format(time.RFC3339Nano)
 	}
+	// The fills' per-day partial sums brought up to date and the position batches of
+	// the uPnL delta, once for every bucket, and only when a bucket is to be computed (a
+	// published board is read back without them).
+	lo, hi := perpdexBoardDays(start, end, false)
+	batches := []any{sql.NullTime{}, sql.NullTime{}}
+	for _, b := range closedTradeBuckets {
+		rel, err := lake.PerpdexBoard.Path(window+"."+b, boardBuilt(end, sig))
+		if err != nil {
+			return nil, &StoreError{Op: "perpdex board", Err: err}
+		}
+		if _, err := os.Stat(filepath.Join(q.dir, filepath.FromSlash(rel))); err != nil {
+			bs, be, err := q.PerpdexBoardBatches(ctx, start, end)
+			if err != nil {
+				return nil, err
+			}
+			batches = []any{bs, be}
+			if _, err := q.PublishPerpdexDaily(ctx); err == nil {
+				lo, hi = perpdexBoardDays(start, end, true)
+			} else if ctx.Err() != nil || !isWriteError(err) {
+				return nil, err
+			} else {
+				// A read-only lake: every row read raw (the same figures, more slowly).
+				q.log.Warn("perpdex daily partial sums not published (lake not writable); board from raw rows", "err", err)
+			}
+			break
+		}
+	}
+	batches = append(batches, lo, hi)
 	out := []pdBoardEntry{}
 	for _, b := range closedTradeBuckets {
 		lo, hi := bucketRange(b)
 		var err error
-		if out, err = q.perpdexBoardBucket(ctx, out, window+"."+b, sig, start, end, lo, hi, labels); err != nil {
+		if out, err = q.perpdexBoardBucket(ctx, out, window+"."+b, sig, start, end, lo, hi, labels, batches); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
 }
 
-func (q *Queries) perpdexBoardBucket(ctx context.Context, out []pdBoardEntry, board, sig string, start, end time.Time, lo, hi string, labels sql.NullTime) ([]pdBoardEntry, error) {
+// PerpdexBoardBatches returns the position batches a board's uPnL delta compares
+// (sql/perpdex/board_batches.sql): the newest at or before start and at or before end.
+func (q *Queries) PerpdexBoardBatches(ctx context.Context, start, end time.Time) (bStart, bEnd sql.NullTime, err error) {
 	ctx, cancel := q.ctx(ctx)
 	defer cancel()
-	rows, err := q.boardRows(ctx, lake.PerpdexBoard, board, end, sig, nil, perpdexBoardSQL, start, end, lo, hi, labels)
+	err = q.db.QueryRowContext(ctx, perpdexBoardBatchesSQL, start, end).Scan(&bStart, &bEnd)
+	return bStart, bEnd, wrap(ctx, "perpdex board", err)
+}
+
+// perpdexBoardBucket appends the board rows of one wallet bucket; batches are the
+// position batches and the complete days (sql/perpdex/board.sql $6 to $9).
+func (q *Queries) perpdexBoardBucket(ctx context.Context, out []pdBoardEntry, board, sig string, start, end time.Time, lo, hi string,
+	labels sql.NullTime, batches []any) ([]pdBoardEntry, error) {
+	ctx, cancel := q.ctx(ctx)
+	defer cancel()
+	rows, err := q.boardRows(ctx, lake.PerpdexBoard, board, end, sig, nil, perpdexBoardSQL, append([]any{start, end, lo, hi, labels}, batches...)...)
 	if err != nil {
 		return nil, wrap(ctx, "perpdex board", err)
 	}

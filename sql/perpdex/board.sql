@@ -5,21 +5,56 @@
 -- concatenates them, so one pass holds a sixteenth of the window's rows; every figure
 -- is per wallet, so the rows are those of one pass over every wallet), $5 the snapshot
 -- whose today's labels the board shows (perpdex_cohorts_at: the newest at or before
--- the board hour, query/perpdex_cohorts_at.go).
-WITH fw AS (
+-- the board hour, query/perpdex_cohorts_at.go), $6 and $7 the position batches at or
+-- before the window start and the board hour (sql/perpdex/board_batches.sql, once per
+-- window: bound as values, their filter reaches the Parquet reader, where a join with
+-- them read every position row of the bucket; NULL when there is none), $8 and $9 the
+-- first and the end of the complete days of the window (midnights; query/perpdex_board.go
+-- perpdexBoardDays): fw, life, lev and fund read the days between from the per-day
+-- partial sums (perpdex_fills_daily, perpdex_positions_daily, perpdex_funding_daily).
+-- The date conditions beside the time ones let DuckDB skip whole date partitions
+-- before opening them (a partition's date is its rows' time's date, as
+-- cohort_snapshot_at.sql also relies on): with a year of files, a window opens its own.
+WITH fd AS (
+    -- The window's fills per wallet and day: complete days ($8 <= day < $9) from their
+    -- published partial sums (perpdex_fills_daily), the partial days at the edges
+    -- ([$1, $8) and [$9, $2)) from the fills themselves. Exact decimal sums, so the
+    -- grouping does not change a bit. $8 = $9 = the epoch reads every day raw.
+    SELECT wallet, day, realized_x, fee_x, volume_x
+    FROM perpdex_fills_daily
+    WHERE day >= CAST($8::TIMESTAMP AS DATE) AND day < CAST($9::TIMESTAMP AS DATE)
+      AND date >= CAST($8::TIMESTAMP AS DATE) AND date < CAST($9::TIMESTAMP AS DATE) AND wallet >= $3 AND wallet < $4
+    UNION ALL
+    SELECT wallet, CAST(time AS DATE), sum(CAST(closed_pnl AS DECIMAL(38, 10))), sum(CAST(fee AS DECIMAL(38, 10))),
+           sum(CAST(px * sz AS DECIMAL(38, 10)))
+    FROM (SELECT * FROM perpdex_fills
+          WHERE time >= $1 AND time < $8 AND date >= CAST($1 AS DATE) AND date <= CAST($8::TIMESTAMP AS DATE)
+          UNION ALL
+          SELECT * FROM perpdex_fills
+          WHERE time >= $9 AND time >= $1 AND time < $2 AND date >= CAST($9::TIMESTAMP AS DATE) AND date >= CAST($1 AS DATE)
+            AND date <= CAST($2 AS DATE))
+    WHERE wallet >= $3 AND wallet < $4
+    GROUP BY ALL
+), fw AS (
     SELECT wallet,
-           sum(closed_pnl)              AS realized_gross,
-           sum(fee)                     AS fees,
-           sum(px * sz)                 AS volume,
-           count(DISTINCT CAST(time AS DATE)) AS active_days,
-           max(CAST(time AS DATE))      AS last_day
-    FROM perpdex_fills
-    WHERE time >= $1 AND time < $2 AND wallet >= $3 AND wallet < $4
+           sum(realized_x)::DOUBLE      AS realized_gross,
+           sum(fee_x)::DOUBLE           AS fees,
+           sum(volume_x)::DOUBLE        AS volume,
+           count(DISTINCT day)          AS active_days,
+           max(day)                     AS last_day
+    FROM fd
     GROUP BY wallet
 ), life AS (
-    SELECT wallet, sum(closed_pnl) - sum(fee) AS cum
-    FROM perpdex_fills
-    WHERE time < $2 AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
+    -- Lifetime to the board hour: every complete day before $9 from the partial sums,
+    -- the rest raw.
+    SELECT wallet, (sum(pnl_x) - sum(fee_x))::DOUBLE AS cum
+    FROM (SELECT wallet, realized_x AS pnl_x, fee_x
+          FROM perpdex_fills_daily
+          WHERE day < CAST($9::TIMESTAMP AS DATE) AND date < CAST($9::TIMESTAMP AS DATE) AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
+          UNION ALL
+          SELECT wallet, CAST(closed_pnl AS DECIMAL(38, 10)), CAST(fee AS DECIMAL(38, 10))
+          FROM perpdex_fills
+          WHERE time >= $9 AND time < $2 AND date >= CAST($9::TIMESTAMP AS DATE) AND date <= CAST($2 AS DATE) AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw))
     GROUP BY wallet
 ), t AS (
     SELECT wallet, direction, realized_pnl, trade_no, asset, close_ts,
@@ -60,7 +95,7 @@ WITH fw AS (
            max(account_value) OVER (PARTITION BY wallet ORDER BY snapshot_ts
                                     ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS peak
     FROM perpdex_accounts
-    WHERE snapshot_ts >= $1 AND snapshot_ts <= $2 AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
+    WHERE snapshot_ts >= $1 AND snapshot_ts <= $2 AND date >= CAST($1 AS DATE) AND date <= CAST($2 AS DATE) AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
 ), dd AS (
     SELECT wallet,
            max(CASE WHEN peak > 0 THEN (peak - account_value) / peak * 100 ELSE 0 END) AS max_dd_pct,
@@ -68,29 +103,55 @@ WITH fw AS (
            max(peak - account_value) AS max_dd_usd
     FROM series
     GROUP BY wallet
-), av_end AS (
-    SELECT wallet, arg_max(account_value, snapshot_ts) AS av
-    FROM perpdex_accounts
-    WHERE snapshot_ts <= $2 AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
-    GROUP BY wallet
-), av_start AS (
-    -- Equity at the window start: the last snapshot at or before it, else (a window
-    -- reaching before the account series) the first snapshot inside the window.
+), av AS (
+    -- Equity at the board hour (the last snapshot at or before it) and at the window
+    -- start: the last snapshot at or before it, else (a window reaching before the
+    -- account series) the first snapshot inside the window. One scan for both.
     SELECT wallet,
+           arg_max(account_value, snapshot_ts) AS av_end,
            coalesce(arg_max(account_value, snapshot_ts) FILTER (WHERE snapshot_ts <= $1),
-                    arg_min(account_value, snapshot_ts) FILTER (WHERE snapshot_ts > $1)) AS av
+                    arg_min(account_value, snapshot_ts) FILTER (WHERE snapshot_ts > $1)) AS av_start
     FROM perpdex_accounts
     WHERE snapshot_ts <= $2 AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
     GROUP BY wallet
 ), lev AS (
-    SELECT wallet, avg(leverage) AS avg_lev
-    FROM perpdex_positions
-    WHERE snapshot_ts >= $1 AND snapshot_ts <= $2 AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
+    -- Mean leverage over the window's position snapshots ($1 and $2 both included):
+    -- complete days from perpdex_positions_daily, the edges raw; an exact decimal sum
+    -- over the count, so the grouping does not change a bit.
+    SELECT wallet, CAST(sum(lev_x) AS DOUBLE) / nullif(sum(lev_n), 0) AS avg_lev
+    FROM (SELECT wallet, leverage_x AS lev_x, leverage_n AS lev_n
+          FROM perpdex_positions_daily
+          WHERE day >= CAST($8::TIMESTAMP AS DATE) AND day < CAST($9::TIMESTAMP AS DATE)
+            AND date >= CAST($8::TIMESTAMP AS DATE) AND date < CAST($9::TIMESTAMP AS DATE)
+            AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
+          UNION ALL
+          SELECT wallet, CAST(leverage AS DECIMAL(38, 10)), CAST(leverage IS NOT NULL AS BIGINT)
+          FROM perpdex_positions
+          WHERE snapshot_ts >= $1 AND snapshot_ts < $8 AND date >= CAST($1 AS DATE) AND date <= CAST($8::TIMESTAMP AS DATE)
+            AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
+          UNION ALL
+          SELECT wallet, CAST(leverage AS DECIMAL(38, 10)), CAST(leverage IS NOT NULL AS BIGINT)
+          FROM perpdex_positions
+          WHERE snapshot_ts >= $9 AND snapshot_ts >= $1 AND snapshot_ts <= $2
+            AND date >= CAST($9::TIMESTAMP AS DATE) AND date >= CAST($1 AS DATE) AND date <= CAST($2 AS DATE)
+            AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw))
     GROUP BY wallet
 ), fund AS (
-    SELECT wallet, -sum(usdc) AS paid
-    FROM perpdex_funding
-    WHERE time >= $1 AND time < $2 AND wallet >= $3 AND wallet < $4
+    -- Funding paid in the window: complete days from perpdex_funding_daily, the edges raw.
+    SELECT wallet, -CAST(sum(usdc_x) AS DOUBLE) AS paid
+    FROM (SELECT wallet, usdc_x
+          FROM perpdex_funding_daily
+          WHERE day >= CAST($8::TIMESTAMP AS DATE) AND day < CAST($9::TIMESTAMP AS DATE)
+            AND date >= CAST($8::TIMESTAMP AS DATE) AND date < CAST($9::TIMESTAMP AS DATE) AND wallet >= $3 AND wallet < $4
+          UNION ALL
+          SELECT wallet, CAST(usdc AS DECIMAL(38, 10))
+          FROM perpdex_funding
+          WHERE time >= $1 AND time < $8 AND date >= CAST($1 AS DATE) AND date <= CAST($8::TIMESTAMP AS DATE) AND wallet >= $3 AND wallet < $4
+          UNION ALL
+          SELECT wallet, CAST(usdc AS DECIMAL(38, 10))
+          FROM perpdex_funding
+          WHERE time >= $9 AND time >= $1 AND time < $2
+            AND date >= CAST($9::TIMESTAMP AS DATE) AND date >= CAST($1 AS DATE) AND date <= CAST($2 AS DATE) AND wallet >= $3 AND wallet < $4)
     GROUP BY wallet
 ), flows AS (
     SELECT wallet,
@@ -100,22 +161,19 @@ WITH fw AS (
            coalesce(sum(usdc) FILTER (WHERE kind = 'send_out'), 0) AS sout,
            count(*) FILTER (WHERE kind IN ('send_in', 'send_out')) AS sends
     FROM perpdex_ledger
-    WHERE time >= $1 AND time < $2 AND wallet >= $3 AND wallet < $4
+    WHERE time >= $1 AND time < $2 AND date >= CAST($1 AS DATE) AND date <= CAST($2 AS DATE) AND wallet >= $3 AND wallet < $4
     GROUP BY wallet
-), batches AS (
-    SELECT (SELECT max(snapshot_ts) FROM perpdex_positions WHERE snapshot_ts <= $1) AS b_start,
-           (SELECT max(snapshot_ts) FROM perpdex_positions WHERE snapshot_ts <= $2) AS b_end
 ), upnl AS (
-    SELECT p.wallet,
-           coalesce(sum(p.unrealized_pnl) FILTER (WHERE p.snapshot_ts = b.b_end), 0)
-         - coalesce(sum(p.unrealized_pnl) FILTER (WHERE p.snapshot_ts = b.b_start), 0) AS delta
-    FROM perpdex_positions p, batches b
-    WHERE (p.snapshot_ts = b.b_start OR p.snapshot_ts = b.b_end) AND p.wallet >= $3 AND p.wallet < $4
-    GROUP BY p.wallet
+    SELECT wallet,
+           coalesce(sum(unrealized_pnl) FILTER (WHERE snapshot_ts = $7), 0)
+         - coalesce(sum(unrealized_pnl) FILTER (WHERE snapshot_ts = $6), 0) AS delta
+    FROM perpdex_positions
+    WHERE (snapshot_ts = $6 OR snapshot_ts = $7) AND (date = CAST($6 AS DATE) OR date = CAST($7 AS DATE)) AND wallet >= $3 AND wallet < $4
+    GROUP BY wallet
 )
 SELECT fw.wallet,
-       coalesce(av_end.av, 0)                 AS account_value,
-       coalesce(av_start.av, 0)               AS account_value_start,
+       coalesce(av.av_end, 0)                 AS account_value,
+       coalesce(av.av_start, 0)               AS account_value_start,
        fw.realized_gross,
        fw.fees,
        fw.volume,
@@ -139,8 +197,7 @@ LEFT JOIN life USING (wallet)
 LEFT JOIN tr USING (wallet)
 LEFT JOIN streaks USING (wallet)
 LEFT JOIN dd USING (wallet)
-LEFT JOIN av_end USING (wallet)
-LEFT JOIN av_start USING (wallet)
+LEFT JOIN av USING (wallet)
 LEFT JOIN lev USING (wallet)
 LEFT JOIN fund USING (wallet)
 LEFT JOIN flows USING (wallet)

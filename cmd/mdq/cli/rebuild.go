@@ -74,6 +74,14 @@ func publishDerived(ctx context.Context, q *query.Queries, out io.Writer) error 
 		return err
 	}
 	fmt.Fprintf(out, "perpdex closed trades: republished %v in %s\n", wrote, time.Since(start).Round(time.Millisecond))
+	daily, err := q.PublishPerpdexDaily(ctx)
+	if err != nil {
+		return err
+	}
+	for _, p := range daily {
+		fmt.Fprintf(out, "%s: %d of %d dates recomputed, %d removed, in %s\n",
+			p.Table, len(p.Written), p.Partitions, len(p.Removed), p.Took.Round(time.Millisecond))
+	}
 	start = time.Now()
 	b, err := q.RebuildPredmktBoard(ctx)
 	if err != nil {

@@ -1,0 +1,159 @@
+package query
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"mdq/internal/testlake"
+)
+
+// BenchmarkPerpdexBoardBuild measures the query work of one hour's perpetuals
+// leaderboards on MDQ_BENCH_LAKE (tiny by default): every window and wallet bucket
+// drained, as perpdexComputeBoard runs them (the Parquet write of the result, a few MB,
+// is left out). before is the query before this change (testdata), raw is
+// sql/perpdex/board.sql reading every row raw (position batches bound, one equity
+// scan, date-partition conditions), partials the same with the per-day partial sums
+// published (the hourly build). Run with -benchtime=1x on a large lake.
+func BenchmarkPerpdexBoardBuild(b *testing.B) {
+	ctx := context.Background()
+	at := PerpdexBoardTime(testlake.BenchNow(b))
+	q, err := Open(ctx, testlake.Bench(b), Options{Now: func() time.Time { return at }, NoGoLimit: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer q.Close()
+	if err := q.perpdexEnsure(ctx); err != nil {
+		b.Fatal(err)
+	}
+	if err := q.perpdexCohortsEnsure(ctx); err != nil {
+		b.Fatal(err)
+	}
+	lab, err := q.perpdexLabelsAt(ctx, at)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := q.PublishPerpdexDaily(ctx); err != nil {
+		b.Fatal(err)
+	}
+	before, err := os.ReadFile("testdata/perpdex_board_before.sql")
+	if err != nil {
+		b.Fatal(err)
+	}
+	drain := func(query string, args ...any) {
+		rows, err := q.db.QueryContext(ctx, query, args...)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for rows.Next() {
+		}
+		if err := rows.Err(); err != nil {
+			b.Fatal(err)
+		}
+		rows.Close()
+	}
+	for _, v := range []string{"before", "raw", "partials"} {
+		b.Run(v, func(b *testing.B) {
+			perWindow := map[string]time.Duration{}
+			for b.Loop() {
+				for _, w := range PerpdexWindowNames {
+					t0 := time.Now()
+					start := PerpdexWindowStart(w, at)
+					bs, be, err := q.PerpdexBoardBatches(ctx, start, at)
+					if err != nil {
+						b.Fatal(err)
+					}
+					lo, hi := perpdexBoardDays(start, at, v == "partials")
+					for _, bk := range closedTradeBuckets {
+						blo, bhi := bucketRange(bk)
+						if v == "before" {
+							drain(string(before), start, at, blo, bhi, lab.current)
+						} else {
+							drain(perpdexBoardSQL, start, at, blo, bhi, lab.current, bs, be, lo, hi)
+						}
+					}
+					perWindow[w] = time.Since(t0)
+				}
+			}
+			for w, d := range perWindow {
+				b.ReportMetric(d.Seconds(), w+"_s")
+			}
+		})
+	}
+}
+
+// BenchmarkPerpdexDailyPublication measures the incremental maintenance of the
+// boards' per-day partial sums on MDQ_BENCH_LAKE: the full build (no sidecars) of the
+// lake without the newest date of each source (fills, positions, funding) against the
+// publication of those dates once they are put back, in the same run; ratio is one day
+// over full. It moves the newest partitions aside and back and rewrites only derived
+// files.
+func BenchmarkPerpdexDailyPublication(b *testing.B) {
+	dir := testlake.Bench(b)
+	q, err := Open(context.Background(), dir, Options{Now: func() time.Time { return testlake.BenchNow(b) }, NoGoLimit: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer q.Close()
+	ctx := context.Background()
+	var newest, aside []string
+	for _, d := range perpdexDailies {
+		files, err := d.src.Files(dir)
+		if err != nil || len(files) < 2 {
+			b.Fatal("no files", d.src.Name, err)
+		}
+		n := filepath.Dir(files[len(files)-1])
+		newest = append(newest, n)
+		// Aside inside the table's own directory (the tables share a parent), where its
+		// glob (date=*) does not see it.
+		aside = append(aside, filepath.Join(filepath.Dir(n), ".bench-"+filepath.Base(n)))
+	}
+	written := func(ps []DailyPublication) int {
+		n := 0
+		for _, p := range ps {
+			n += len(p.Written)
+		}
+		return n
+	}
+	var full, day time.Duration
+	for b.Loop() {
+		moved := 0
+		putBack := func() {
+			for i := 0; i < moved; i++ {
+				if err := os.Rename(aside[i], newest[i]); err != nil {
+					b.Error(err)
+				}
+			}
+			moved = 0
+		}
+		for i := range newest {
+			if err := os.Rename(newest[i], aside[i]); err != nil {
+				putBack()
+				b.Fatal(err)
+			}
+			moved++
+			os.Remove(filepath.Join(dir, filepath.FromSlash(perpdexDailies[i].sidecar)))
+		}
+		t0 := time.Now()
+		ps, err := q.PublishPerpdexDaily(ctx)
+		full = time.Since(t0)
+		putBack()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if written(ps) == 0 {
+			b.Fatal("full: nothing written")
+		}
+		t0 = time.Now()
+		ps, err = q.PublishPerpdexDaily(ctx)
+		day = time.Since(t0)
+		if err != nil || written(ps) != len(newest) {
+			b.Fatalf("one day: %+v %v", ps, err)
+		}
+	}
+	b.ReportMetric(full.Seconds(), "full_s")
+	b.ReportMetric(day.Seconds(), "one_day_s")
+	b.ReportMetric(day.Seconds()/full.Seconds(), "ratio")
+}

@@ -1,0 +1,336 @@
+package query
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"mdq/internal/testlake"
+	"mdq/lake"
+)
+
+// boardRowsOf runs a board query and returns its rows as scanned values, in order.
+func boardRowsOf(t *testing.T, q *Queries, query string, args ...any) [][]any {
+	t.Helper()
+	rows, err := q.db.Query(query, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	var out [][]any
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, vals)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// sameBoardValue compares two scanned values exactly: floats by their bits.
+func sameBoardValue(a, b any) bool {
+	fa, oka := a.(float64)
+	fb, okb := b.(float64)
+	if oka && okb {
+		return math.Float64bits(fa) == math.Float64bits(fb)
+	}
+	if ta, ok := a.(time.Time); ok {
+		tb, ok := b.(time.Time)
+		return ok && ta.Equal(tb)
+	}
+	return fmt.Sprint(a) == fmt.Sprint(b) && fmt.Sprintf("%T", a) == fmt.Sprintf("%T", b)
+}
+
+// sameBoard compares the rows of two board queries field for field.
+func sameBoard(t *testing.T, what string, got, want [][]any) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d rows, want %d", what, len(got), len(want))
+	}
+	for i := range got {
+		if len(got[i]) != len(want[i]) {
+			t.Fatalf("%s: row %d has %d columns, want %d", what, i, len(got[i]), len(want[i]))
+		}
+		for j := range got[i] {
+			if !sameBoardValue(got[i][j], want[i][j]) {
+				t.Fatalf("%s: row %d (%v) column %d: got %v, want %v", what, i, want[i][0], j, got[i][j], want[i][j])
+			}
+		}
+	}
+}
+
+// perpdexBoardOracle is sql/perpdex/board.sql as it was before the fills' per-day
+// partial sums (every fill read raw), with exact decimal sums: the oracle of
+// TestPerpdexBoardSame. perpdex_board_before.sql is the same with double sums, which
+// a different grouping (days, then the window) changes in the last bits.
+func perpdexBoardOracle(t *testing.T, name string) string {
+	b, err := os.ReadFile("testdata/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// pdBoardCheck compares the board of q's lake, computed with the published partial
+// sums and with every fill raw, with the oracle's, field for field, for every window
+// at each clock: all wallets in one pass (and one bucket when buckets).
+func pdBoardCheck(t *testing.T, q *Queries, what string, buckets bool, clocks ...time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	oracle := perpdexBoardOracle(t, "perpdex_board_exact.sql")
+	for _, at := range clocks {
+		lab, err := q.perpdexLabelsAt(ctx, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range PerpdexWindowNames {
+			start := PerpdexWindowStart(w, at)
+			bs, be, err := q.PerpdexBoardBatches(ctx, start, at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ranges := [][2]string{{"0x", "0y"}}
+			if buckets {
+				ranges = append(ranges, bucketRangeArr("a"))
+			}
+			for _, r := range ranges {
+				want := boardRowsOf(t, q, oracle, start, at, r[0], r[1], lab.current)
+				if len(want) == 0 && r[0] == "0x" {
+					t.Fatalf("%s %s %s: an empty board proves nothing", what, at, w)
+				}
+				for _, partials := range []bool{true, false} {
+					lo, hi := perpdexBoardDays(start, at, partials)
+					got := boardRowsOf(t, q, perpdexBoardSQL, start, at, r[0], r[1], lab.current, bs, be, lo, hi)
+					sameBoard(t, fmt.Sprintf("%s: %s %s wallets [%s, %s) partials %v", what, at.Format(time.RFC3339), w, r[0], r[1], partials), got, want)
+				}
+			}
+		}
+	}
+}
+
+func bucketRangeArr(b string) [2]string { lo, hi := bucketRange(b); return [2]string{lo, hi} }
+
+// pdBoardQueries opens a copy of the tiny lake with its fills' partial sums published
+// and one DuckDB thread (a parallel double sum, as in the equity and trade figures,
+// adds in an order that varies between runs).
+func pdBoardQueries(t *testing.T) *Queries {
+	ctx := context.Background()
+	q, err := Open(ctx, testlake.Copy(t), Options{Now: testlake.Now, NoGoLimit: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { q.Close() })
+	if _, err := q.db.Exec("SET threads = 1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.perpdexEnsure(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.perpdexCohortsEnsure(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ps, err := q.PublishPerpdexDaily(ctx)
+	if err != nil || len(ps) != len(perpdexDailies) {
+		t.Fatalf("first publication %+v %v", ps, err)
+	}
+	for _, p := range ps {
+		if len(p.Written) == 0 || len(p.Written) != p.Partitions {
+			t.Fatalf("first publication %+v", p)
+		}
+	}
+	return q
+}
+
+// pdClocks are the clocks a board is checked at: the lake's hour, and past hours
+// inside a day (both window edges cut a day) and at midnight (the window starts and
+// ends on a day boundary).
+func pdClocks() []time.Time {
+	now := PerpdexBoardTime(testlake.Now())
+	day := now.Truncate(24 * time.Hour)
+	return []time.Time{now, now.Add(-3*24*time.Hour - 7*time.Hour), day.Add(-2 * 24 * time.Hour)}
+}
+
+// TestPerpdexBoardSame: the board computed from the fills' published per-day partial
+// sums (complete days) and raw fills (the window's partial edge days) gives the rows
+// of the board computed from raw fills alone, field for field (floats by their bits),
+// for every window, at the lake's clock and at past clocks.
+func TestPerpdexBoardSame(t *testing.T) {
+	q := pdBoardQueries(t)
+	pdBoardCheck(t, q, "tiny", true, pdClocks()...)
+}
+
+// TestPerpdexBoardSameAsBefore: the exact sums change the board's double sums (and mean
+// leverage) only in their last bits (the grouping of a double sum changes them as much): every other
+// field is the same bits as the query before them.
+func TestPerpdexBoardSameAsBefore(t *testing.T) {
+	q := pdBoardQueries(t)
+	ctx := context.Background()
+	before, exact := perpdexBoardOracle(t, "perpdex_board_before.sql"), perpdexBoardOracle(t, "perpdex_board_exact.sql")
+	// realized_gross, fees, volume, cum, avg_lev, funding paid
+	sums := map[int]bool{3: true, 4: true, 5: true, 6: true, 25: true, 26: true}
+	for _, at := range pdClocks() {
+		lab, err := q.perpdexLabelsAt(ctx, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range PerpdexWindowNames {
+			start := PerpdexWindowStart(w, at)
+			want := boardRowsOf(t, q, before, start, at, "0x", "0y", lab.current)
+			got := boardRowsOf(t, q, exact, start, at, "0x", "0y", lab.current)
+			if len(got) != len(want) || len(want) == 0 {
+				t.Fatalf("%s %s: %d rows, want %d", at, w, len(got), len(want))
+			}
+			for i := range got {
+				for j := range got[i] {
+					if sums[j] && got[i][j] != nil && want[i][j] != nil {
+						g, h := got[i][j].(float64), want[i][j].(float64)
+						if math.Abs(g-h) > 1e-9*math.Max(1, math.Abs(h)) {
+							t.Fatalf("%s %s row %d column %d: %v, want %v", at, w, i, j, g, h)
+						}
+					} else if !sameBoardValue(got[i][j], want[i][j]) {
+						t.Fatalf("%s %s row %d column %d: %v, want %v", at, w, i, j, got[i][j], want[i][j])
+					}
+				}
+			}
+		}
+	}
+}
+
+// pdDailyMatchesFills fails unless the published partial sums are those of the fills
+// in the lake now, as a full rebuild would write them (and the same for positions and
+// funding).
+func pdDailyMatchesFills(t *testing.T, q *Queries, what string) {
+	t.Helper()
+	pdDailyMatches(t, q, what, `SELECT wallet, CAST(time AS DATE) AS day, sum(CAST(closed_pnl AS DECIMAL(38, 10))) AS realized_x,
+		sum(CAST(fee AS DECIMAL(38, 10))) AS fee_x, sum(CAST(px * sz AS DECIMAL(38, 10))) AS volume_x, count(*) AS fills
+		FROM perpdex_fills GROUP BY ALL`, `SELECT wallet, day, realized_x, fee_x, volume_x, fills FROM perpdex_fills_daily`)
+	pdDailyMatches(t, q, what, `SELECT wallet, CAST(snapshot_ts AS DATE) AS day, sum(CAST(leverage AS DECIMAL(38, 10))), count(leverage)
+		FROM perpdex_positions GROUP BY ALL`, `SELECT wallet, day, leverage_x, leverage_n FROM perpdex_positions_daily`)
+	pdDailyMatches(t, q, what, `SELECT wallet, CAST(time AS DATE) AS day, sum(CAST(usdc AS DECIMAL(38, 10)))
+		FROM perpdex_funding GROUP BY ALL`, `SELECT wallet, day, usdc_x FROM perpdex_funding_daily`)
+}
+
+func pdDailyMatches(t *testing.T, q *Queries, what, full, pub string) {
+	t.Helper()
+	var diff, n int64
+	if err := q.db.QueryRow(`SELECT (SELECT count(*) FROM (((`+full+`) EXCEPT ALL (`+pub+`)) UNION ALL ((`+pub+`) EXCEPT ALL (`+full+`)))),
+		(SELECT count(*) FROM (`+pub+`))`).Scan(&diff, &n); err != nil {
+		t.Fatal(err)
+	}
+	if diff != 0 || n == 0 {
+		t.Fatalf("%s: %d rows of the published partial sums (%d) differ from the source's: %s", what, diff, n, pub)
+	}
+}
+
+// TestPerpdexBoardIncremental: after each publication of the partial sums (fills days
+// removed, a new day, a day that arrives after a later one, a corrected file, a
+// publication with nothing to do), only the changed dates are rewritten, the partial
+// sums equal a full rebuild's, and the boards equal the raw oracle's.
+func TestPerpdexBoardIncremental(t *testing.T) {
+	q := pdBoardQueries(t)
+	ctx := context.Background()
+	src := testlake.Tiny(t)
+	var dates []string
+	files, _ := lake.PerpdexFills.Files(src)
+	for _, f := range files {
+		dates = append(dates, strings.TrimPrefix(filepath.Base(filepath.Dir(f)), "date="))
+	}
+	if len(dates) < 8 {
+		t.Fatalf("tiny lake: %d fills dates", len(dates))
+	}
+	d := func(i int) string { return dates[len(dates)-i] } // d(1) is the newest
+	path := func(dir, day string) string {
+		rel, _ := lake.PerpdexFills.Path(day)
+		return filepath.Join(dir, filepath.FromSlash(rel))
+	}
+	restore := func(day string) {
+		b, err := os.ReadFile(path(src, day))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.MkdirAll(filepath.Dir(path(q.dir, day)), 0o755)
+		if err := os.WriteFile(path(q.dir, day), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	publish := func(what string, written, removed []string) {
+		t.Helper()
+		ps, err := q.PublishPerpdexDaily(ctx)
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		slices.Sort(written)
+		slices.Sort(removed)
+		for _, p := range ps {
+			if p.Table != lake.PerpdexFillsDaily.Name {
+				if len(p.Written)+len(p.Removed) != 0 { // only fills files changed
+					t.Fatalf("%s: %+v", what, p)
+				}
+			} else if !slices.Equal(p.Written, written) || !slices.Equal(p.Removed, removed) {
+				t.Fatalf("%s: wrote %v removed %v, want %v and %v", what, p.Written, p.Removed, written, removed)
+			}
+		}
+		pdDailyMatchesFills(t, q, what)
+		c := pdClocks()
+		pdBoardCheck(t, q, what, false, c[0], c[1])
+	}
+	for _, day := range []string{d(1), d(4), d(6)} {
+		if err := os.RemoveAll(filepath.Dir(path(q.dir, day))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	publish("three days removed", nil, []string{d(1), d(4), d(6)})
+	restore(d(4))
+	publish("a day back", []string{d(4)}, nil)
+	restore(d(6))
+	publish("a late day (before one already back)", []string{d(6)}, nil)
+	// Corrected files: every fifth fill dropped and prices moved, and a wallet with a
+	// single fill on a window's edge: at noon of d(2), the first instant of the 1d
+	// window at the lake's hour (raw edge day), and at midnight of d(3), the first
+	// instant of a complete day.
+	for _, c := range []struct{ day, wallet, at string }{
+		{d(2), "0xffffffffffffffffffffffffffffffffffffff01", d(2) + " 12:00:00"},
+		{d(3), "0x0000000000000000000000000000000000000001", d(3) + " 00:00:00"},
+	} {
+		if _, err := lake.CopyQuery(ctx, q.db, q.dir, lake.PerpdexFills, []string{c.day},
+			`SELECT * REPLACE (px * 1.001 AS px) FROM read_parquet($1, hive_partitioning = false) WHERE tid % 5 <> 0
+			 UNION ALL
+			 SELECT * REPLACE ($2 AS wallet, $3::TIMESTAMP AS time, 12.5 AS closed_pnl) FROM (FROM read_parquet($1, hive_partitioning = false) LIMIT 1)`,
+			path(src, c.day), c.wallet, c.at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	publish("corrected days", []string{d(2), d(3)}, nil)
+	for _, w := range []string{"0xffffffffffffffffffffffffffffffffffffff01", "0x0000000000000000000000000000000000000001"} {
+		var n int
+		if err := q.db.QueryRow("SELECT count(*) FROM perpdex_fills_daily WHERE wallet = $1 AND fills = 1", w).Scan(&n); err != nil || n != 1 {
+			t.Fatalf("one-fill wallet %s: %d daily rows %v", w, n, err)
+		}
+	}
+	restore(d(1))
+	publish("a new day", []string{d(1)}, nil)
+	ps, err := q.PublishPerpdexDaily(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range ps {
+		if len(p.Written)+len(p.Removed) != 0 {
+			t.Fatalf("nothing changed: %+v", p)
+		}
+	}
+}
