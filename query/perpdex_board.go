@@ -226,15 +226,9 @@ func pdPtr(x float64, places int) *float64 { r := Round(x, places); return &r }
 // Each bucket's rows are published as perpdex_board (board = window.bucket) for the
 // board hour end, and read back from there while the sources stay the same.
 func (q *Queries) perpdexComputeBoard(ctx context.Context, window string, start, end time.Time, labels sql.NullTime) ([]pdBoardEntry, error) {
-	sig, err := filesSignature(q.dir, perpdexBoardSources...)
+	sig, err := q.perpdexBoardSig(labels)
 	if err != nil {
-		return nil, &StoreError{Op: "perpdex board", Err: err}
-	}
-	// Boards published before the window's sums were exact decimals are recomputed.
-	sig += "|exact sums"
-	// The labels' snapshot is part of what the board was computed from.
-	if labels.Valid {
-		sig += "|labels " + labels.Time.UTC().Format(time.RFC3339Nano)
+		return nil, err
 	}
 	// The fills' per-day partial sums brought up to date and the position batches of
 	// the uPnL delta, once for every bucket, and only when a bucket is to be computed (a
@@ -273,6 +267,22 @@ func (q *Queries) perpdexComputeBoard(ctx context.Context, window string, start,
 		}
 	}
 	return out, nil
+}
+
+// perpdexBoardSig is the source signature the leaderboard buckets are published under
+// (and PublishedCurrent looks them up by): the source files, the sums' kind, and the
+// labels' snapshot, which is part of what a board was computed from.
+func (q *Queries) perpdexBoardSig(labels sql.NullTime) (string, error) {
+	sig, err := filesSignature(q.dir, perpdexBoardSources...)
+	if err != nil {
+		return "", &StoreError{Op: "perpdex board", Err: err}
+	}
+	// Boards published before the window's sums were exact decimals are recomputed.
+	sig += "|exact sums"
+	if labels.Valid {
+		sig += "|labels " + labels.Time.UTC().Format(time.RFC3339Nano)
+	}
+	return sig, nil
 }
 
 // PerpdexBoardBatches returns the position batches a board's uPnL delta compares

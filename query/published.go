@@ -122,13 +122,9 @@ func (q *Queries) perpdexPublished(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	sig, err := filesSignature(q.dir, perpdexBoardSources...)
+	sig, err := q.perpdexBoardSig(lab.current)
 	if err != nil {
-		return false, &StoreError{Op: "perpdex board", Err: err}
-	}
-	// As perpdexComputeBoard signs its buckets.
-	if lab.current.Valid {
-		sig += "|labels " + lab.current.Time.UTC().Format(time.RFC3339Nano)
+		return false, err
 	}
 	fills, err := filesSignature(q.dir, lake.PerpdexFills)
 	if err != nil {
