@@ -125,7 +125,7 @@ func (q *Queries) publishMarketTotals(ctx context.Context) (DayPublication, erro
 	mu, _ := dayLocks.LoadOrStore(q.dir+"\x00"+lake.PredmktMarketTotals.Name, &sync.Mutex{})
 	mu.(*sync.Mutex).Lock()
 	defer mu.(*sync.Mutex).Unlock()
-	days, err := readDaySources(predmktMarketDays.sidecar(q.dir))
+	days, err := readSidecar[daySource](predmktMarketDays.sidecar(q.dir))
 	if err != nil {
 		return DayPublication{}, &StoreError{Op: op, Err: err}
 	}
@@ -140,7 +140,7 @@ func (q *Queries) publishMarketTotals(ctx context.Context) (DayPublication, erro
 				return pub, &StoreError{Op: op, Err: err}
 			}
 			delete(done, date)
-			if err := writeJSONAtomic(totalsSidecar(q.dir), done); err != nil {
+			if err := writeSidecar(totalsSidecar(q.dir), done); err != nil {
 				return pub, &StoreError{Op: op, Err: err}
 			}
 			pub.Removed = append(pub.Removed, date)
@@ -189,7 +189,7 @@ func (q *Queries) publishMarketTotals(ctx context.Context) (DayPublication, erro
 			prev = date
 		}
 		done[date] = totalsSource{Chain: chain, Rows: n, Last: last}
-		if err := writeJSONAtomic(totalsSidecar(q.dir), done); err != nil {
+		if err := writeSidecar(totalsSidecar(q.dir), done); err != nil {
 			return pub, &StoreError{Op: op, Err: err}
 		}
 		pub.Written = append(pub.Written, date)
@@ -259,7 +259,7 @@ func (q *Queries) publishDays(ctx context.Context, d *dayTable) (DayPublication,
 	if err != nil {
 		return DayPublication{}, &StoreError{Op: op, Err: err}
 	}
-	done, err := readDaySources(d.sidecar(q.dir))
+	done, err := readSidecar[daySource](d.sidecar(q.dir))
 	if err != nil {
 		return DayPublication{}, &StoreError{Op: op, Err: err}
 	}
@@ -282,7 +282,7 @@ func (q *Queries) publishDays(ctx context.Context, d *dayTable) (DayPublication,
 			return pub, &StoreError{Op: op, Err: err}
 		}
 		delete(done, date)
-		if err := writeDaySources(d.sidecar(q.dir), done); err != nil {
+		if err := writeSidecar(d.sidecar(q.dir), done); err != nil {
 			return pub, &StoreError{Op: op, Err: err}
 		}
 		pub.Removed = append(pub.Removed, date)
@@ -307,7 +307,7 @@ func (q *Queries) publishDays(ctx context.Context, d *dayTable) (DayPublication,
 			e.First, e.Last, e.Span = first.Int64, last.Int64, true
 		}
 		done[date] = e
-		if err := writeDaySources(d.sidecar(q.dir), done); err != nil {
+		if err := writeSidecar(d.sidecar(q.dir), done); err != nil {
 			return pub, &StoreError{Op: op, Err: err}
 		}
 		pub.Written = append(pub.Written, date)
@@ -351,7 +351,7 @@ func (q *Queries) dayEntries(d *dayTable) (pub map[string]daySource, raw []strin
 	if err != nil {
 		return nil, nil, err
 	}
-	done, err := readDaySources(d.sidecar(q.dir))
+	done, err := readSidecar[daySource](d.sidecar(q.dir))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -394,43 +394,5 @@ func datePartitions(dir string, t *lake.Table) (map[string]dateFile, error) {
 }
 
 func removeDatePartition(dir string, t *lake.Table, date string) error {
-	rel, err := t.Path(date)
-	if err != nil {
-		return err
-	}
-	f := filepath.Join(dir, filepath.FromSlash(rel))
-	if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	os.Remove(filepath.Dir(f)) //nolint:errcheck // the date directory, when empty
-	return nil
-}
-
-func readDaySources(path string) (map[string]daySource, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return map[string]daySource{}, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]daySource{}
-	if err := json.Unmarshal(b, &out); err != nil {
-		// A damaged sidecar only costs a full republication (and raw reads meanwhile).
-		return map[string]daySource{}, nil
-	}
-	return out, nil
-}
-
-func writeDaySources(path string, m map[string]daySource) error { return writeJSONAtomic(path, m) }
-
-func writeJSONAtomic(path string, m any) error {
-	b, err := json.MarshalIndent(m, "", " ")
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	return lake.WriteFileAtomic(path, append(b, '\n'))
+	return removePartitionFile(dir, t, date)
 }

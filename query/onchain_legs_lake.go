@@ -2,7 +2,6 @@ package query
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -57,7 +56,7 @@ func (q *Queries) PublishOnchainLegs(ctx context.Context) (LegsPublication, erro
 	if err != nil {
 		return LegsPublication{}, &StoreError{Op: op, Err: err}
 	}
-	done, err := readLegsSources(q.dir)
+	done, err := readSidecar[string](filepath.Join(q.dir, filepath.FromSlash(legsSourcesFile)))
 	if err != nil {
 		return LegsPublication{}, &StoreError{Op: op, Err: err}
 	}
@@ -82,6 +81,7 @@ func (q *Queries) PublishOnchainLegs(ctx context.Context) (LegsPublication, erro
 			return pub, &StoreError{Op: op, Err: err}
 		}
 		if walletLegsCurrent(src, side) {
+			pub.Wallet = WalletSegmentsPublication{History: side.History, Recent: side.Recent}
 			pub.Took = time.Since(start)
 			return pub, nil
 		}
@@ -103,7 +103,7 @@ func (q *Queries) PublishOnchainLegs(ctx context.Context) (LegsPublication, erro
 			}
 		}
 		delete(done, part)
-		if err := writeLegsSources(q.dir, done); err != nil {
+		if err := writeSidecar(filepath.Join(q.dir, filepath.FromSlash(legsSourcesFile)), done); err != nil {
 			return pub, &StoreError{Op: op, Err: err}
 		}
 		pub.Removed = append(pub.Removed, part)
@@ -132,7 +132,7 @@ func (q *Queries) PublishOnchainLegs(ctx context.Context) (LegsPublication, erro
 			}
 		}
 		done[part] = src[part]
-		if err := writeLegsSources(q.dir, done); err != nil {
+		if err := writeSidecar(filepath.Join(q.dir, filepath.FromSlash(legsSourcesFile)), done); err != nil {
 			return pub, &StoreError{Op: op, Err: err}
 		}
 		pub.Written = append(pub.Written, part)
@@ -153,7 +153,7 @@ func (q *Queries) onchainLegsCurrent() (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	done, err := readLegsSources(q.dir)
+	done, err := readSidecar[string](filepath.Join(q.dir, filepath.FromSlash(legsSourcesFile)))
 	if err != nil {
 		return false, err
 	}
@@ -200,38 +200,5 @@ func splitPart(part string) (chain, date string) {
 
 func removePartition(dir string, t *lake.Table, part string) error {
 	chain, date := splitPart(part)
-	rel, err := t.Path(chain, date)
-	if err != nil {
-		return err
-	}
-	f := filepath.Join(dir, filepath.FromSlash(rel))
-	if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	os.Remove(filepath.Dir(f)) //nolint:errcheck // the date directory, when empty
-	return nil
-}
-
-func readLegsSources(dir string) (map[string]string, error) {
-	b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(legsSourcesFile)))
-	if errors.Is(err, os.ErrNotExist) {
-		return map[string]string{}, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]string{}
-	if err := json.Unmarshal(b, &out); err != nil {
-		// A damaged sidecar only costs a full republication.
-		return map[string]string{}, nil
-	}
-	return out, nil
-}
-
-func writeLegsSources(dir string, m map[string]string) error {
-	b, err := json.MarshalIndent(m, "", " ")
-	if err != nil {
-		return err
-	}
-	return lake.WriteFileAtomic(filepath.Join(dir, filepath.FromSlash(legsSourcesFile)), append(b, '\n'))
+	return removePartitionFile(dir, t, chain, date)
 }

@@ -2,9 +2,6 @@ package query
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"os"
 	"path/filepath"
 	"sort"
 	"sync"
@@ -81,7 +78,7 @@ func (q *Queries) publishDaily(ctx context.Context, t perpdexDaily, reloaded *bo
 	if err != nil {
 		return DailyPublication{Table: t.dst.Name}, &StoreError{Op: op, Err: err}
 	}
-	done, err := readSources(q.dir, t.sidecar)
+	done, err := readSidecar[string](filepath.Join(q.dir, filepath.FromSlash(t.sidecar)))
 	if err != nil {
 		return DailyPublication{Table: t.dst.Name}, &StoreError{Op: op, Err: err}
 	}
@@ -115,7 +112,7 @@ func (q *Queries) publishDaily(ctx context.Context, t perpdexDaily, reloaded *bo
 		return pub, wrap(ctx, op, err)
 	}
 	defer conn.Close()
-	write := func() error { return writeSources(q.dir, t.sidecar, done) }
+	write := func() error { return writeSidecar(filepath.Join(q.dir, filepath.FromSlash(t.sidecar)), done) }
 	for _, d := range gone {
 		if err := removeDatePartition(q.dir, t.dst, d); err != nil {
 			return pub, &StoreError{Op: op, Err: err}
@@ -144,29 +141,6 @@ func (q *Queries) publishDaily(ctx context.Context, t perpdexDaily, reloaded *bo
 	}
 	pub.Took = time.Since(start)
 	return pub, nil
-}
-
-func readSources(dir, file string) (map[string]string, error) {
-	b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(file)))
-	if errors.Is(err, os.ErrNotExist) {
-		return map[string]string{}, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]string{}
-	if err := json.Unmarshal(b, &out); err != nil {
-		return map[string]string{}, nil // a damaged sidecar only costs a full republication
-	}
-	return out, nil
-}
-
-func writeSources(dir, file string, m map[string]string) error {
-	b, err := json.MarshalIndent(m, "", " ")
-	if err != nil {
-		return err
-	}
-	return lake.WriteFileAtomic(filepath.Join(dir, filepath.FromSlash(file)), append(b, '\n'))
 }
 
 // perpdexBoardDays returns the complete days of the window [start, end) as the first
