@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"mdq/lake"
@@ -116,6 +117,46 @@ type pdBoard struct {
 	// orders maps "sort|desc" to the indices of entries in that order (every entry,
 	// before filters), computed once with the board so a request only filters and pages.
 	orders map[string][]int32
+
+	// filtered memoises the rows passing one request's filters in one order (filters
+	// and order are all a request's page depends on besides its cursor), so repeated
+	// requests page a list instead of filtering every wallet of the board each time. At
+	// most pdFilteredKept lists (4 bytes a wallet each); beyond that the memo restarts.
+	mu       sync.Mutex
+	filtered map[pdFilterKey][]int32
+}
+
+// pdFilterKey is what selects a filtered order of a board.
+type pdFilterKey struct {
+	sort, axis, cohort string
+	desc               bool
+	minTrades          int64
+	minWinRate         float64
+	minVolume          float64
+}
+
+const pdFilteredKept = 32
+
+// rows returns the indices of the entries passing p's filters, in p's order.
+func (b *pdBoard) rows(p *PerpdexLeaderboardParams) []int32 {
+	k := pdFilterKey{p.Sort, p.Axis, p.Cohort, p.Desc, p.MinTrades, p.MinWinRate, p.MinVolume}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if r, ok := b.filtered[k]; ok {
+		return r
+	}
+	order := b.orders[pdOrderKey(p.Sort, p.Desc)]
+	rows := make([]int32, 0, len(order))
+	for _, i := range order {
+		if p.keep(&b.entries[i].row) {
+			rows = append(rows, i)
+		}
+	}
+	if b.filtered == nil || len(b.filtered) >= pdFilteredKept {
+		b.filtered = map[pdFilterKey][]int32{}
+	}
+	b.filtered[k] = rows
+	return rows
 }
 
 type pdBoardStateKey struct{}
@@ -520,13 +561,7 @@ func (q *Queries) PerpdexLeaderboard(ctx context.Context, p PerpdexLeaderboardPa
 	}
 	get := PerpdexSortKeys[p.Sort]
 	key := func(i int32) BoardKey { r := &board.entries[i].row; return BoardKey{get(r), r.Wallet} }
-	order := board.orders[pdOrderKey(p.Sort, p.Desc)]
-	rows := make([]int32, 0, len(order))
-	for _, i := range order {
-		if p.keep(&board.entries[i].row) {
-			rows = append(rows, i)
-		}
-	}
+	rows := board.rows(&p)
 	i := 0
 	if p.After != nil {
 		i = sort.Search(len(rows), func(i int) bool { return pdBoardLess(*p.After, key(rows[i]), p.Desc) })
