@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -129,7 +128,7 @@ func (q *Queries) publishMarketTotals(ctx context.Context) (DayPublication, erro
 	if err != nil {
 		return DayPublication{}, &StoreError{Op: op, Err: err}
 	}
-	done, err := readTotalsSources(totalsSidecar(q.dir))
+	done, err := readSidecar[totalsSource](totalsSidecar(q.dir))
 	if err != nil {
 		return DayPublication{}, &StoreError{Op: op, Err: err}
 	}
@@ -206,7 +205,7 @@ func (q *Queries) publishMarketTotals(ctx context.Context) (DayPublication, erro
 // files now in the lake (the chain of the current signatures matches), and every fill
 // in them before cut (so they count in the lifetime figures only). "" when none does.
 func (q *Queries) marketTotalsDate(src map[string]dateFile, cut int64) (string, error) {
-	done, err := readTotalsSources(totalsSidecar(q.dir))
+	done, err := readSidecar[totalsSource](totalsSidecar(q.dir))
 	if err != nil || len(done) == 0 {
 		return "", err
 	}
@@ -225,21 +224,6 @@ func (q *Queries) marketTotalsDate(src map[string]dateFile, cut int64) (string, 
 		best = date
 	}
 	return best, nil
-}
-
-func readTotalsSources(path string) (map[string]totalsSource, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return map[string]totalsSource{}, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]totalsSource{}
-	if err := json.Unmarshal(b, &out); err != nil {
-		return map[string]totalsSource{}, nil // a damaged sidecar costs a republication
-	}
-	return out, nil
 }
 
 // WarmDayTables is PublishDayTables for the serve refresher.
