@@ -80,6 +80,20 @@ func BenchmarkServeScale(b *testing.B) {
 			"/v1/onchain/tokens/screener?chain=base&window=7d",
 		}
 		var n, bad atomic.Int64
+		// Each failure is kept (route, status or error, elapsed) so a run that counts
+		// errors also says which route failed and how, and each route's slowest
+		// answer is reported beside it.
+		var mu sync.Mutex
+		var failures []string
+		slowest := map[string]time.Duration{}
+		note := func(path string, took time.Duration, fail string) {
+			mu.Lock()
+			defer mu.Unlock()
+			slowest[path] = max(slowest[path], took)
+			if fail != "" {
+				failures = append(failures, fmt.Sprintf("%s after %s at %.0f s: %s", path, took.Round(time.Millisecond), time.Since(start).Seconds(), fail))
+			}
+		}
 		stop := time.Now().Add(time.Duration(secs) * time.Second)
 		var wg sync.WaitGroup
 		c := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
@@ -88,18 +102,25 @@ func BenchmarkServeScale(b *testing.B) {
 			go func() {
 				defer wg.Done()
 				for i := w; time.Now().Before(stop); i++ {
-					req, _ := http.NewRequest("GET", base+paths[i%len(paths)], nil)
+					path := paths[i%len(paths)]
+					req, _ := http.NewRequest("GET", base+path, nil)
 					req.Header.Set("X-API-Key", key)
+					t0 := time.Now()
 					resp, err := c.Do(req)
 					if err != nil {
 						bad.Add(1)
+						note(path, time.Since(t0), err.Error())
 						continue
 					}
+					body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 					io.Copy(io.Discard, resp.Body) //nolint:errcheck
 					resp.Body.Close()
+					fail := ""
 					if resp.StatusCode != 200 {
 						bad.Add(1)
+						fail = fmt.Sprintf("%d %.200s", resp.StatusCode, body)
 					}
+					note(path, time.Since(t0), fail)
 					n.Add(1)
 				}
 			}()
@@ -113,6 +134,12 @@ func BenchmarkServeScale(b *testing.B) {
 		peak = max(peak, sample())
 		cmd.Process.Signal(os.Interrupt) //nolint:errcheck
 		cmd.Wait()                       //nolint:errcheck
+		for _, f := range failures[:min(len(failures), 20)] {
+			b.Logf("failed: %s", f)
+		}
+		for _, p := range paths {
+			b.Logf("slowest %s: %s", p, slowest[p].Round(time.Millisecond))
+		}
 		b.ReportMetric(ready.Seconds(), "ready_s")
 		b.ReportMetric(peak, "peak_rss_MB")
 		b.ReportMetric(float64(n.Load())/float64(secs), "rps")
