@@ -362,12 +362,14 @@ func (s *Stage) Merge(ctx context.Context, t *lake.Table, key []string) (MergeSt
 	return ms, nil
 }
 
-// mergeThreads gives the merges (sort, compress, write) every core, once.
+// mergeThreads gives the merges (sort, compress, write) every core the process may use,
+// once: GOMAXPROCS, the Go runtime's count (CPU affinity, a container's CPU quota, or
+// the GOMAXPROCS variable), so that GOMAXPROCS=1 keeps a whole ingest on one core.
 func (s *Stage) mergeThreads(ctx context.Context) error {
 	if s.merging {
 		return nil
 	}
-	if _, err := s.conn.ExecContext(ctx, fmt.Sprintf("SET threads = %d", runtime.NumCPU())); err != nil {
+	if _, err := s.conn.ExecContext(ctx, fmt.Sprintf("SET threads = %d", runtime.GOMAXPROCS(0))); err != nil {
 		return err
 	}
 	s.merging = true

@@ -2,7 +2,11 @@ package ingest
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"mdq/lake"
@@ -51,4 +55,47 @@ func (s *Stage) InsertQuery(ctx context.Context, t *lake.Table, query string, ar
 	st.n += n
 	st.tabRows += n
 	return n, nil
+}
+
+// WriteNew writes the rows of query (bound args) straight to t's partition part when
+// that partition is not stored and no row of t is staged for it, and says whether it
+// did. It is the merge of rows derived by a query into an empty partition without
+// staging them first: AppendQuery inserts them into the staging table, a grouped pass
+// counts them per partition and the merge reads them back, all before the same sorted
+// write (for the perpetuals tape a third of its cost). query must return t's columns
+// by name and be unique on t's key: nothing deduplicates them here, as the merge would
+// only have to when two staged rows share a key. A result without rows writes nothing.
+func (s *Stage) WriteNew(ctx context.Context, t *lake.Table, part []string, query string, args ...any) (MergeStats, bool, error) {
+	if len(part) != len(t.Partitions) {
+		return MergeStats{}, false, fmt.Errorf("table %s: %d partition values for %d keys", t.Name, len(part), len(t.Partitions))
+	}
+	if st := s.tables[t.Name]; st != nil {
+		if err := s.flush(ctx, st); err != nil {
+			return MergeStats{}, false, err
+		}
+		if pf := st.parts[strings.Join(part, "\x00")]; (pf != nil && pf.rows > 0) || st.tabRows > 0 {
+			return MergeStats{}, false, nil // staged rows to merge with: the merge does it
+		}
+	}
+	rel, err := t.Path(part...)
+	if err != nil {
+		return MergeStats{}, false, err
+	}
+	if _, err := os.Stat(filepath.Join(s.root, filepath.FromSlash(rel))); err == nil {
+		return MergeStats{}, false, nil // stored rows to merge with
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return MergeStats{}, false, err
+	}
+	if err := s.mergeThreads(ctx); err != nil {
+		return MergeStats{}, false, err
+	}
+	n, err := lake.CopyQuery(ctx, s.conn, s.root, t, part, query, args...)
+	if err != nil {
+		return MergeStats{}, false, err
+	}
+	ms := MergeStats{Staged: n, Written: n}
+	if n > 0 {
+		ms.Partitions = []string{rel}
+	}
+	return ms, true, nil
 }

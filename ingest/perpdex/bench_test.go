@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -220,4 +221,70 @@ func BenchmarkRecorder1000Users(b *testing.B) {
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru) //nolint:errcheck
 	b.ReportMetric(float64(ru.Maxrss)/1024, "peak-RSS-MB")
+}
+
+// BenchmarkNodeFillsIngestCores: the ingest of BenchmarkNodeFillsIngest with GOMAXPROCS
+// 1 and 2 in turn (the merge's DuckDB threads follow it), interleaved run by run so
+// that both see the same neighbours: fills per wall and per CPU second of each, by
+// phase, the CPU time of the loader's own goroutine while staging (the staging's
+// serial floor: parsing runs on another goroutine, formatting the bulk file on a
+// third) and the ratio of one core's wall time to two cores'.
+func BenchmarkNodeFillsIngestCores(b *testing.B) {
+	const n = 200_000
+	name, _ := nodeFile(b, n, false)
+	prev := runtime.GOMAXPROCS(0)
+	defer runtime.GOMAXPROCS(prev)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	type acc struct{ wall, cpu, stageWall, stageCPU, loaderCPU float64 }
+	var runs [3]acc
+	b.ResetTimer()
+	for range b.N {
+		for _, procs := range []int{1, 2} {
+			runtime.GOMAXPROCS(procs)
+			root := b.TempDir()
+			ctx := context.Background()
+			t0, c0, l0 := time.Now(), cpuSeconds(), threadSeconds()
+			st, err := ingest.NewStage(ctx, root)
+			if err != nil {
+				b.Fatal(err)
+			}
+			l, _ := NewLoader(st, Options{})
+			if err := l.File(ctx, name); err != nil {
+				b.Fatal(err)
+			}
+			a := &runs[procs]
+			a.stageWall += time.Since(t0).Seconds()
+			a.stageCPU += cpuSeconds() - c0
+			a.loaderCPU += threadSeconds() - l0
+			sum, err := l.Finish(ctx, time.Now())
+			st.Close()
+			if err != nil || sum.Read != n {
+				b.Fatalf("%s %v", sum.String(), err)
+			}
+			a.wall += time.Since(t0).Seconds()
+			a.cpu += cpuSeconds() - c0
+		}
+	}
+	k := float64(b.N)
+	for _, procs := range []int{1, 2} {
+		a := runs[procs]
+		sfx := fmt.Sprintf("-%dcore", procs)
+		b.ReportMetric(n*k/a.wall, "fills/s"+sfx)
+		b.ReportMetric(n*k/a.cpu, "fills/cpu-s"+sfx)
+		b.ReportMetric(a.stageWall/k, "stage-wall-s"+sfx)
+		b.ReportMetric(a.stageCPU/k, "stage-cpu-s"+sfx)
+		b.ReportMetric(a.loaderCPU/k, "stage-loader-cpu-s"+sfx)
+		b.ReportMetric((a.wall-a.stageWall)/k, "merge-wall-s"+sfx)
+		b.ReportMetric((a.cpu-a.stageCPU)/k, "merge-cpu-s"+sfx)
+	}
+	b.ReportMetric(runs[1].wall/runs[2].wall, "wall-1core/2core")
+}
+
+// threadSeconds is the CPU time of the calling thread (user plus system).
+func threadSeconds() float64 {
+	const rusageThread = 1 // RUSAGE_THREAD, Linux
+	var ru syscall.Rusage
+	syscall.Getrusage(rusageThread, &ru) //nolint:errcheck
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }

@@ -91,6 +91,9 @@ type Loader struct {
 	Errors  []error // malformed records, FILE:LINE: reason
 	Tables  map[string]ingest.MergeStats
 	derived int64
+	// stageTape: derive the tape through the stage and its merge on every date (the
+	// path before WriteNew; the tests compare the two).
+	stageTape bool
 }
 
 // NewLoader starts a batch on stage.
@@ -301,13 +304,7 @@ func (l *Loader) Finish(ctx context.Context, now time.Time) (ingest.Summary, err
 		if err != nil {
 			return err
 		}
-		l.sum.Add(ms)
-		prev := l.Tables[t.Name]
-		prev.Staged += ms.Staged
-		prev.Written += ms.Written
-		prev.Deduplicated += ms.Deduplicated
-		prev.Partitions = append(prev.Partitions, ms.Partitions...)
-		l.Tables[t.Name] = prev
+		l.addStats(t, ms)
 		return nil
 	}
 	for _, t := range mergeOrder {
@@ -336,6 +333,19 @@ func (l *Loader) Finish(ctx context.Context, now time.Time) (ingest.Summary, err
 		q, args := strings.Replace(tradesFromFillsSQL, "{{tape}}", noTape, 1), []any{file}
 		if tape != "" {
 			q, args = strings.Replace(tradesFromFillsSQL, "{{tape}}", "read_parquet(?)", 1), []any{file, tape}
+		} else if !l.stageTape {
+			// No stored tape and (WriteNew checks) no API trades staged for the date:
+			// the derived rows, one per tid, are the partition, written without the
+			// staging round trip.
+			ms, done, err := l.stage.WriteNew(ctx, lake.PerpdexTrades, []string{d}, q, args...)
+			if err != nil {
+				return l.sum, fmt.Errorf("tape of %s from fills: %w", d, err)
+			}
+			if done {
+				l.addStats(lake.PerpdexTrades, ms)
+				l.derived += ms.Staged
+				continue
+			}
 		}
 		n, err := l.stage.AppendQuery(ctx, lake.PerpdexTrades, []string{d}, q, args...)
 		if err != nil {
@@ -364,6 +374,16 @@ func (l *Loader) Finish(ctx context.Context, now time.Time) (ingest.Summary, err
 		}
 	}
 	return l.sum, nil
+}
+
+func (l *Loader) addStats(t *lake.Table, ms ingest.MergeStats) {
+	l.sum.Add(ms)
+	prev := l.Tables[t.Name]
+	prev.Staged += ms.Staged
+	prev.Written += ms.Written
+	prev.Deduplicated += ms.Deduplicated
+	prev.Partitions = append(prev.Partitions, ms.Partitions...)
+	l.Tables[t.Name] = prev
 }
 
 // stageVenueStats computes perpdex_venue_stats again for every date whose account or

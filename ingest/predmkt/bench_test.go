@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -161,4 +162,72 @@ func BenchmarkIngestFills(b *testing.B) {
 		cpu += cpuTime() - c0
 	}
 	report(b, int64(n*b.N), st.Size()*int64(b.N), took, cpu)
+}
+
+// BenchmarkIngestMarketChannelCores: the ingest of BenchmarkIngestMarketChannel with
+// GOMAXPROCS 1 and 2 in turn (the merge's DuckDB threads follow it), interleaved run
+// by run so that both see the same neighbours: wall seconds and CPU seconds of each,
+// by phase, and the ratios of one core's wall time to two cores'. On an idle 2-core
+// machine the wall ratio is what the second core buys; on a shared one it is a lower
+// bound (the second core is not always free).
+func BenchmarkIngestMarketChannelCores(b *testing.B) {
+	const n = 500_000
+	p, _ := benchCapture(b, n)
+	prev := runtime.GOMAXPROCS(0)
+	defer runtime.GOMAXPROCS(prev)
+	type acc struct{ wall, cpu, stageWall, stageCPU, loaderCPU time.Duration }
+	var runs [3]acc // by GOMAXPROCS
+	// The loader's own goroutine (reading, applying, staging; the decoding is on
+	// another goroutine since decodeLines) stays on this thread, whose CPU time is the
+	// staging's serial floor: on two free cores the staging cannot take less wall time.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, procs := range []int{1, 2} {
+			runtime.GOMAXPROCS(procs)
+			dir := b.TempDir()
+			ctx := context.Background()
+			start, c0, t0 := time.Now(), cpuTime(), threadCPU()
+			l, err := NewLoader(ctx, dir)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := l.File(input{name: p, path: p, kind: KindMarketChannel}, false); err != nil || len(l.res.Bad) > 0 {
+				b.Fatal(err, l.res.Bad)
+			}
+			a := &runs[procs]
+			a.stageWall += time.Since(start)
+			a.stageCPU += cpuTime() - c0
+			a.loaderCPU += threadCPU() - t0
+			if err := l.Commit(ctx); err != nil {
+				b.Fatal(err)
+			}
+			l.Close()
+			a.wall += time.Since(start)
+			a.cpu += cpuTime() - c0
+		}
+	}
+	k := float64(b.N)
+	for _, procs := range []int{1, 2} {
+		a := runs[procs]
+		sfx := fmt.Sprintf("-%dcore", procs)
+		b.ReportMetric(float64(n)*k/a.wall.Seconds(), "msgs/s"+sfx)
+		b.ReportMetric(float64(n)*k/a.cpu.Seconds(), "msgs/cpu-s"+sfx)
+		b.ReportMetric(a.stageWall.Seconds()/k, "stage-wall-s"+sfx)
+		b.ReportMetric(a.stageCPU.Seconds()/k, "stage-cpu-s"+sfx)
+		b.ReportMetric(a.loaderCPU.Seconds()/k, "stage-loader-cpu-s"+sfx)
+		b.ReportMetric((a.wall-a.stageWall).Seconds()/k, "merge-wall-s"+sfx)
+		b.ReportMetric((a.cpu-a.stageCPU).Seconds()/k, "merge-cpu-s"+sfx)
+	}
+	b.ReportMetric(runs[1].wall.Seconds()/runs[2].wall.Seconds(), "wall-1core/2core")
+	b.ReportMetric(runs[1].stageWall.Seconds()/runs[2].stageWall.Seconds(), "stage-wall-1core/2core")
+}
+
+// threadCPU is the CPU time of the calling thread (user plus system).
+func threadCPU() time.Duration {
+	const rusageThread = 1 // RUSAGE_THREAD, Linux
+	var ru syscall.Rusage
+	syscall.Getrusage(rusageThread, &ru) //nolint:errcheck
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

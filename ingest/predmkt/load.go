@@ -354,15 +354,14 @@ func (l *Loader) read(in input, validate, skipBad bool) ([]error, error) {
 			emit = l.stageEvent
 		}
 		before := tape.Read
-		err = captureLines(r, in.name, func(line int, b []byte, doc bool) error {
-			var err error
-			if doc {
-				err = tape.Frame(b, 0, emit)
-			} else {
-				err = tape.Line(b, emit)
+		// Lines are decoded on another goroutine (pipe.go) and applied here in order.
+		err = decodeLines(r, in.name, tape.names, func(d *decodedLine) error {
+			err := d.err
+			if err == nil {
+				err = tape.applyFrame(d.msgs, d.local, emit)
 			}
 			if err != nil {
-				return onBad(&ingest.LineError{File: in.name, Line: line, Reason: err.Error()})
+				return onBad(&ingest.LineError{File: in.name, Line: d.line, Reason: err.Error()})
 			}
 			if !validate {
 				l.foldMeta()

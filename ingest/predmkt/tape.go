@@ -275,22 +275,41 @@ func (t *Tape) Line(b []byte, emit func(*Event)) error {
 // Frame parses one received frame (object or array) received at local (epoch ms; 0:
 // unknown, the venue time stands in for it).
 func (t *Tape) Frame(frame []byte, local int64, emit func(*Event)) error {
-	msgs, fast := fastFrame(frame, t.names)
+	msgs, err := decodeFrame(frame, t.names)
+	if err != nil {
+		return err
+	}
+	return t.applyFrame(msgs, local, emit)
+}
+
+// decodeFrame is the stateless half of Frame: the frame's messages, decoded. It
+// touches nothing but names (the interned asset ids), so a loader can run it on
+// another goroutine than the one applying the messages (pipe.go). The messages hold
+// no reference to frame.
+func decodeFrame(frame []byte, names map[string]string) ([]wsMsg, error) {
+	msgs, fast := fastFrame(frame, names)
 	switch {
 	case fast:
 	case len(frame) > 0 && frame[0] == '[':
 		msgs = nil
 		if err := fastjson.Unmarshal(frame, &msgs); err != nil {
-			return fmt.Errorf("frame is not a JSON array of messages: %v", err)
+			return nil, fmt.Errorf("frame is not a JSON array of messages: %v", err)
 		}
 	case len(frame) > 0 && frame[0] == '{':
 		msgs = make([]wsMsg, 1)
 		if err := fastjson.Unmarshal(frame, &msgs[0]); err != nil {
-			return fmt.Errorf("frame is not a JSON message: %v", err)
+			return nil, fmt.Errorf("frame is not a JSON message: %v", err)
 		}
 	default:
-		return errors.New("frame is neither a JSON object nor an array")
+		return nil, errors.New("frame is neither a JSON object nor an array")
 	}
+	return msgs, nil
+}
+
+// applyFrame is the stateful half of Frame: it validates the decoded messages of one
+// frame received at local, and only when all are valid applies them to the per-token
+// state and emits their rows.
+func (t *Tape) applyFrame(msgs []wsMsg, local int64, emit func(*Event)) error {
 	// Validate every message before emitting any, so a bad line emits nothing.
 	evs := make([]item, 0, len(msgs))
 	metaMark := t.Meta.mark()
