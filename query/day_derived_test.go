@@ -326,6 +326,10 @@ func TestDayTablesMatchScan(t *testing.T) {
 		move(tb, today, dir, aside)
 		move(tb, older, dir, aside)
 	}
+	// A store lists the source partitions at most once a second on the request path
+	// (query/day_files_cache.go): after a change to the source files, each check waits
+	// that second out, so it sees the lake as a request a moment later would.
+	changed := func() { time.Sleep(query.DayFilesFresh + 50*time.Millisecond) }
 
 	check("nothing published (every date raw)")
 	w := publishDays(t, q)
@@ -343,6 +347,7 @@ func TestDayTablesMatchScan(t *testing.T) {
 		move(tb, today, aside, dir)
 		move(tb, older, aside, dir)
 	}
+	changed()
 	check("new and late day, not yet published")
 	w = publishDays(t, q)
 	for _, name := range []string{"predmkt_market_days", "perpdex_liquidations"} {
@@ -355,6 +360,7 @@ func TestDayTablesMatchScan(t *testing.T) {
 	// A corrected file: rows dropped, amounts changed, liquidation flags moved.
 	rewriteFile(t, partFile(lake.PredmktTrades, yesterday), "SELECT * REPLACE (usd * 1.5 + 0.0000004 AS usd) FROM SRC WHERE hash(trade_id) % 3 <> 0")
 	rewriteFile(t, partFile(lake.PerpdexFills, yesterday), "SELECT * REPLACE (liquidation OR hash(tid) % 50 = 0 AS liquidation, sz * 2 AS sz) FROM SRC WHERE hash(tid) % 4 <> 0")
+	changed()
 	check("corrected day, not yet published")
 	w = publishDays(t, q)
 	for _, name := range []string{"predmkt_market_days", "perpdex_liquidations"} {
@@ -373,6 +379,7 @@ func TestDayTablesMatchScan(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	changed()
 	check("removed day, not yet published")
 	w = publishDays(t, q)
 	for _, name := range []string{"predmkt_market_days", "perpdex_liquidations"} {

@@ -16,3 +16,6 @@ func (q *Queries) LiquidationDatesForTest(ctx context.Context, args []any) ([]an
 	d, err := q.liquidationDates(ctx, args)
 	return []any{d.dates, d.from, d.to}, err
 }
+
+// DayFilesFresh is how long a store keeps its listing of the source partitions.
+const DayFilesFresh = dayFilesFresh

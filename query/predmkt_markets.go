@@ -312,7 +312,7 @@ func isoMs(ms int64) string { return ISOMillis(time.UnixMilli(ms)) }
 // two days the clock and the window cut, any day not yet published).
 func (q *Queries) marketDaysPlan(now int64) (totals, days, raw string, err error) {
 	cut := now - 86_400_000
-	src, err := datePartitions(q.dir, lake.PredmktTrades)
+	src, err := q.cachedDatePartitions(lake.PredmktTrades)
 	if err != nil {
 		return "", "", "", err
 	}
