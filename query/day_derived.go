@@ -38,10 +38,13 @@ var (
 	predmktMarketDays = &dayTable{name: "predmkt market days", src: lake.PredmktTrades, dst: lake.PredmktMarketDays,
 		publishSQL: sqlfiles.MustRead("predmkt/market_days_publish.sql"),
 		spanSQL:    "SELECT min(first_ts), max(last_ts) FROM read_parquet($1, hive_partitioning = false)"}
+	predmktMarketHours = &dayTable{name: "predmkt market hours", src: lake.PredmktTrades, dst: lake.PredmktMarketHours,
+		publishSQL: sqlfiles.MustRead("predmkt/market_hours_publish.sql"),
+		spanSQL:    "SELECT min(first_ts), max(last_ts) FROM read_parquet($1, hive_partitioning = false)"}
 	perpdexLiquidationDays = &dayTable{name: "perpdex liquidations", src: lake.PerpdexFills, dst: lake.PerpdexLiquidations,
 		publishSQL: sqlfiles.MustRead("perpdex/liquidations_publish.sql"),
 		spanSQL:    "SELECT min(epoch_us(time)), max(epoch_us(time)) FROM read_parquet($1, hive_partitioning = false)"}
-	dayTables = []*dayTable{predmktMarketDays, perpdexLiquidationDays}
+	dayTables = []*dayTable{predmktMarketDays, predmktMarketHours, perpdexLiquidationDays}
 )
 
 // daySource is the sidecar entry of one published date: the source file's signature

@@ -4,7 +4,9 @@
 -- come from predmkt_market_days, $4 the dates read from predmkt_trades (comma-separated;
 -- query/day_derived.go lists each date in at most one, a published day only when all
 -- its fills are at or before now), $5 the predmkt_market_totals date standing in for
--- every date up to it ('' none).
+-- every date up to it ('' none), $6 the dates whose last fills come from
+-- predmkt_market_hours but for the hours $7 and $8 (epoch ms of their start, -1 none),
+-- read from the raw fills of the dates $9 ('' none): the plan is markets.sql's.
 SELECT tk.condition_id, tk.token_id, tk.outcome_index, tk.outcome, lp.price
 FROM predmkt_tokens tk
 LEFT JOIN (
@@ -20,9 +22,16 @@ LEFT JOIN (
         WHERE list_contains(string_split($3, ','), strftime(date, '%Y-%m-%d'))
           AND condition_id IN (SELECT unnest(string_split($1, ',')))
         UNION ALL
+        SELECT token_id, last_price, (last_ts, last_seq)
+        FROM predmkt_market_hours
+        WHERE list_contains(string_split($6, ','), strftime(date, '%Y-%m-%d')) AND hour_ts <= $2
+          AND hour_ts <> $7 AND hour_ts <> $8
+          AND condition_id IN (SELECT unnest(string_split($1, ',')))
+        UNION ALL
         SELECT token_id, price, (ts, seq)
         FROM predmkt_trades
-        WHERE list_contains(string_split($4, ','), strftime(date, '%Y-%m-%d'))
+        WHERE (list_contains(string_split($4, ','), strftime(date, '%Y-%m-%d'))
+               OR (list_contains(string_split($9, ','), strftime(date, '%Y-%m-%d')) AND ts // 3600000 * 3600000 IN ($7, $8)))
           AND role = 'taker' AND ts <= $2 AND condition_id IN (SELECT unnest(string_split($1, ',')))
     )
     GROUP BY token_id
