@@ -140,7 +140,7 @@ func checkLiquidations(t *testing.T, q *query.Queries, step string) {
 	if err := q.DB().QueryRowContext(context.Background(), "SELECT coin, wallet FROM perpdex_fills WHERE liquidation ORDER BY time DESC, tid LIMIT 1").Scan(&coin, &wallet); err != nil {
 		t.Fatal(err)
 	}
-	days, raw, err := q.LiquidationDaysPlanForTest()
+	days, raw, desc, err := q.LiquidationDaysPlanForTest()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,8 +173,8 @@ func checkLiquidations(t *testing.T, q *query.Queries, step string) {
 				}
 				got := allRows(t, q.DB(), cur, append(append(args, days, raw), labelDates...)...)
 				if !slices.Equal(got, want) {
-					t.Fatalf("%s: liquidations at %s %+v page %d (days %q, raw %q): %d rows, want %d; first difference %s",
-						step, at.Format(time.RFC3339), c, page, days, raw, len(got), len(want), firstDiff(got, want))
+					t.Fatalf("%s: liquidations at %s %+v page %d (%s): %d rows, want %d; first difference %s",
+						step, at.Format(time.RFC3339), c, page, desc, len(got), len(want), firstDiff(got, want))
 				}
 				for _, r := range want {
 					if f := strings.Split(r, "|"); f[10] == "bool:true" {

@@ -306,7 +306,8 @@ func isoMs(ms int64) string { return ISOMillis(time.UnixMilli(ms)) }
 
 // marketsPlan is what markets.sql and market_tokens.sql read for one clock (each trades
 // date in exactly one of totals-and-before, days, hours and raw, or none when it holds
-// nothing at or before the clock).
+// nothing at or before the clock): comma-separated dates, and the files read_parquet
+// reads for them (file_lists.go: a list is never empty).
 type marketsPlan struct {
 	totals string // the predmkt_market_totals date standing in for every date up to it ("" none)
 	days   string // dates summed from predmkt_market_days
@@ -317,15 +318,56 @@ type marketsPlan struct {
 	// the one the clock falls inside when a fill of the hours dates lies after the clock.
 	cutHour, nowHour int64
 	hourRaw          string // the hours dates when a raw hour is read, else ""
+
+	totalsFiles, dayFiles, rawFiles, hourFiles, hourRawFiles string
 }
 
 // markets is the plan as markets.sql's $12 to $18.
 func (p marketsPlan) markets() []any {
-	return []any{p.days, p.raw, p.totals, p.hours, p.cutHour, p.nowHour, p.hourRaw}
+	return []any{p.dayFiles, p.rawFiles, p.totalsFiles, p.hourFiles, p.cutHour, p.nowHour, p.hourRawFiles}
 }
 
 // tokens is the plan as market_tokens.sql's $3 to $9.
 func (p marketsPlan) tokens() []any { return p.markets() }
+
+// files fills the plan's file lists from its dates; src is the trades listing.
+func (q *Queries) planFiles(p *marketsPlan, src map[string]dateFile) error {
+	split := func(list string) []string {
+		if list == "" {
+			return nil
+		}
+		return strings.Split(list, ",")
+	}
+	derived := func(t *lake.Table, list string) (string, error) {
+		files, err := q.partitionFiles(t, split(list))
+		if err != nil {
+			return "", err
+		}
+		return q.fileList(t, files)
+	}
+	raw := func(list string) (string, error) {
+		var files []string
+		for _, d := range split(list) {
+			files = append(files, src[d].path)
+		}
+		return q.fileList(lake.PredmktTrades, files)
+	}
+	var err error
+	if p.totalsFiles, err = derived(lake.PredmktMarketTotals, p.totals); err != nil {
+		return err
+	}
+	if p.dayFiles, err = derived(lake.PredmktMarketDays, p.days); err != nil {
+		return err
+	}
+	if p.hourFiles, err = derived(lake.PredmktMarketHours, p.hours); err != nil {
+		return err
+	}
+	if p.rawFiles, err = raw(p.raw); err != nil {
+		return err
+	}
+	p.hourRawFiles, err = raw(p.hourRaw)
+	return err
+}
 
 // marketDaysPlan picks, for the clock now (epoch ms), what markets.sql and
 // market_tokens.sql read: the predmkt_market_totals date that stands in for every trades
@@ -394,5 +436,5 @@ func (q *Queries) marketDaysPlan(now int64) (marketsPlan, error) {
 			plan.hourRaw = plan.hours
 		}
 	}
-	return plan, nil
+	return plan, q.planFiles(&plan, src)
 }
