@@ -92,12 +92,3 @@ func cachedSidecarOf[V any](q *Queries, path string) (map[string]V, error) {
 	}
 	return m, nil
 }
-
-// forgetDayFiles drops the listings, so the next request lists the partitions again
-// (a test that replaces a source file and checks the very next answer).
-func (q *Queries) forgetDayFiles() {
-	c := q.dayFiles()
-	c.mu.Lock()
-	c.parts = map[string]cachedParts{}
-	c.mu.Unlock()
-}
