@@ -27,11 +27,20 @@ type emptyFiles struct {
 	files map[string]string // table name -> file
 }
 
-// fileList is the comma-separated list read_parquet(string_split($n, ',')) takes for
-// the given files of t: the files, or t's empty file when there are none.
+// fileSep separates the files of a list: the unit separator (chr(31) in the SQL), which
+// no lake path holds, where a comma may.
+const fileSep = "\x1f"
+
+// fileList is the list read_parquet(string_split($n, chr(31))) takes for the given
+// files of t: the files, or t's empty file when there are none.
 func (q *Queries) fileList(t *lake.Table, files []string) (string, error) {
+	for _, f := range files {
+		if strings.Contains(f, fileSep) {
+			return "", fmt.Errorf("file path %q holds a unit separator", f)
+		}
+	}
 	if len(files) > 0 {
-		return strings.Join(files, ","), nil
+		return strings.Join(files, fileSep), nil
 	}
 	return q.emptyFile(t)
 }

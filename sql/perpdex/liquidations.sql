@@ -5,7 +5,7 @@
 -- $6..$8 keyset (time, tid, wallet) of the last row served or NULL, $9 limit, $10 the
 -- snapshot of today's labels at the clock (perpdex_cohorts_at), $11 the newest hour
 -- labelled by the clock (query/perpdex_cohorts_at.go), $12 the perpdex_liquidations
--- files read, $13 the perpdex_fills files read (comma-separated; never empty: a file of
+-- files read, $13 the perpdex_fills files read (separated by chr(31); never empty: a file of
 -- no rows stands for none, query/file_lists.go), $14 the perpdex_cohorts_hourly files
 -- of the dates of the page's rows: the hourly labels are partitioned by the date of
 -- hour_ts, so only those partitions can match, and reading only them keeps the join
@@ -18,10 +18,10 @@ WITH f AS (
     -- fills of the dates in $13 (not yet published, or changed since):
     -- query/day_derived.go lists each fills date in exactly one.
     SELECT time, wallet, coin, side, sz, px, liq_mark_px, tid
-    FROM read_parquet(string_split($12, ','), hive_partitioning = false)
+    FROM read_parquet(string_split($12, chr(31)), hive_partitioning = false)
     UNION ALL
     SELECT time, wallet, coin, CASE WHEN start_position > 0 THEN 'long' ELSE 'short' END, sz, px, liq_mark_px, tid
-    FROM read_parquet(string_split($13, ','), hive_partitioning = false)
+    FROM read_parquet(string_split($13, chr(31)), hive_partitioning = false)
     WHERE liquidation
 ), l AS (
     SELECT time, wallet, coin, side, sz, px, liq_mark_px, tid
@@ -40,7 +40,7 @@ SELECT l.time, l.wallet, l.coin, l.side, l.sz, l.sz * l.px, l.liq_mark_px, l.tid
        h.size_cohort, h.pnl_cohort, h.wallet IS NOT NULL AS pit,
        c.size_cohort, c.pnl_cohort
 FROM l
-LEFT JOIN (SELECT * FROM read_parquet(string_split($14, ','), hive_partitioning = false)
+LEFT JOIN (SELECT * FROM read_parquet(string_split($14, chr(31)), hive_partitioning = false)
            WHERE hour_ts BETWEEN $15::TIMESTAMP AND $16::TIMESTAMP) h
        ON h.wallet = l.wallet AND h.hour_ts = date_trunc('hour', l.time) AND h.hour_ts <= $11::TIMESTAMP
 LEFT JOIN perpdex_cohorts_at($10::TIMESTAMP) c ON c.wallet = l.wallet

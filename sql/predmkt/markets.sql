@@ -4,7 +4,7 @@
 -- $4 family asset ('' any), $5 family tenor ('' any), $6 search text in lower case
 -- ('' none), $7 sort (volume, volume_24h, trades, created, end), $8 condition_id
 -- ('' any), $9 after sort key, $10 after condition_id, $11 limit; then the files each
--- source is read from, comma-separated (never empty: a file of no rows stands for none,
+-- source is read from, separated by chr(31) (never empty: a file of no rows stands for none,
 -- query/file_lists.go): $12 predmkt_market_days partitions, $13 predmkt_trades
 -- partitions read whole, $14 the predmkt_market_totals partition summing every date up
 -- to it, $15 predmkt_market_hours partitions, $16 and $17 the hours (epoch ms of their
@@ -24,24 +24,24 @@ WITH t AS (
     -- and before, $12 (per-day table, each wholly before the clock and wholly inside or
     -- outside the window), $15 (per-hour table) and $13 (raw).
     SELECT condition_id, vol, CAST(NULL AS BIGINT) AS vol24, n, last_ts
-    FROM read_parquet(string_split($14, ','), hive_partitioning = false)
+    FROM read_parquet(string_split($14, chr(31)), hive_partitioning = false)
     WHERE ($8 = '' OR condition_id = $8)
     UNION ALL
     SELECT condition_id, vol, CASE WHEN first_ts >= $1 - 86400000 THEN vol END, n, last_ts
-    FROM read_parquet(string_split($12, ','), hive_partitioning = false)
+    FROM read_parquet(string_split($12, chr(31)), hive_partitioning = false)
     WHERE ($8 = '' OR condition_id = $8)
     UNION ALL
     SELECT condition_id, vol, CASE WHEN hour_ts >= $1 - 86400000 THEN vol END, n, last_ts
-    FROM read_parquet(string_split($15, ','), hive_partitioning = false)
+    FROM read_parquet(string_split($15, chr(31)), hive_partitioning = false)
     WHERE hour_ts <= $1
       AND hour_ts <> $16 AND hour_ts <> $17 AND ($8 = '' OR condition_id = $8)
     UNION ALL
     SELECT condition_id, CAST(round(usd * 1e6) AS BIGINT), CASE WHEN ts >= $1 - 86400000 THEN CAST(round(usd * 1e6) AS BIGINT) END, 1, ts
-    FROM read_parquet(string_split($13, ','), hive_partitioning = false)
+    FROM read_parquet(string_split($13, chr(31)), hive_partitioning = false)
     WHERE role = 'taker' AND ts <= $1 AND ($8 = '' OR condition_id = $8)
     UNION ALL
     SELECT condition_id, CAST(round(usd * 1e6) AS BIGINT), CASE WHEN ts >= $1 - 86400000 THEN CAST(round(usd * 1e6) AS BIGINT) END, 1, ts
-    FROM read_parquet(string_split($18, ','), hive_partitioning = false)
+    FROM read_parquet(string_split($18, chr(31)), hive_partitioning = false)
     WHERE ts // 3600000 * 3600000 IN ($16, $17) AND role = 'taker' AND ts <= $1 AND ($8 = '' OR condition_id = $8)
 ), v AS (
     SELECT condition_id,
