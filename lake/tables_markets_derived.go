@@ -38,6 +38,18 @@ var (
 		SortBy:  []string{"condition_id", "token_id"},
 		Routes:  []string{"/v1/predmkt/markets", "/v1/predmkt/markets/{condition_id}"},
 	})
+	// PredmktMarketHours is the same sums per hour of each trades date: the market
+	// list reads the hours of the days its clock and 24-hour window cut instead of their
+	// raw fills (which are sorted by token, so a day is read whole for any of its hours),
+	// and raw fills only for an hour the clock or the window's start falls inside.
+	PredmktMarketHours = Register(&Table{
+		Name: "predmkt_market_hours", Area: "predmkt", Prefix: "predmkt/market_hours", Partitions: []string{"date"}, File: "market_hours.parquet", Derived: true,
+		Doc:      "Derived from predmkt_trades, one partition per trades partition: the taker fills (each tape trade once) summed per UTC hour of ts, market and outcome token, with the token's last price in the hour. Sorted by hour_ts, condition_id, token_id.",
+		Columns:  append([]Column{{"hour_ts", "BIGINT", "epoch ms", "start of the UTC hour the fills' ts fall in"}}, marketDayColumns...),
+		SortBy:   []string{"hour_ts", "condition_id", "token_id"},
+		RowGroup: 16384,
+		Routes:   []string{"/v1/predmkt/markets", "/v1/predmkt/markets/{condition_id}"},
+	})
 	// PerpdexLiquidations is the liquidation fills of perpdex_fills only, sorted by time
 	// so that the newest-first page reads the newest row groups.
 	PerpdexLiquidations = Register(&Table{

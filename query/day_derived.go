@@ -38,10 +38,13 @@ var (
 	predmktMarketDays = &dayTable{name: "predmkt market days", src: lake.PredmktTrades, dst: lake.PredmktMarketDays,
 		publishSQL: sqlfiles.MustRead("predmkt/market_days_publish.sql"),
 		spanSQL:    "SELECT min(first_ts), max(last_ts) FROM read_parquet($1, hive_partitioning = false)"}
+	predmktMarketHours = &dayTable{name: "predmkt market hours", src: lake.PredmktTrades, dst: lake.PredmktMarketHours,
+		publishSQL: sqlfiles.MustRead("predmkt/market_hours_publish.sql"),
+		spanSQL:    "SELECT min(first_ts), max(last_ts) FROM read_parquet($1, hive_partitioning = false)"}
 	perpdexLiquidationDays = &dayTable{name: "perpdex liquidations", src: lake.PerpdexFills, dst: lake.PerpdexLiquidations,
 		publishSQL: sqlfiles.MustRead("perpdex/liquidations_publish.sql"),
 		spanSQL:    "SELECT min(epoch_us(time)), max(epoch_us(time)) FROM read_parquet($1, hive_partitioning = false)"}
-	dayTables = []*dayTable{predmktMarketDays, perpdexLiquidationDays}
+	dayTables = []*dayTable{predmktMarketDays, predmktMarketHours, perpdexLiquidationDays}
 )
 
 // daySource is the sidecar entry of one published date: the source file's signature
@@ -205,7 +208,7 @@ func (q *Queries) publishMarketTotals(ctx context.Context) (DayPublication, erro
 // files now in the lake (the chain of the current signatures matches), and every fill
 // in them before cut (so they count in the lifetime figures only). "" when none does.
 func (q *Queries) marketTotalsDate(src map[string]dateFile, cut int64) (string, error) {
-	done, err := readSidecar[totalsSource](totalsSidecar(q.dir))
+	done, err := cachedSidecarOf[totalsSource](q, totalsSidecar(q.dir))
 	if err != nil || len(done) == 0 {
 		return "", err
 	}
@@ -329,13 +332,14 @@ func (q *Queries) dayPlan(d *dayTable, use, skip func(daySource) bool) (derived,
 }
 
 // dayEntries returns the source dates whose published partition was computed from the
-// file now in the lake (with their sidecar entries) and the other source dates.
+// file now in the lake (with their sidecar entries) and the other source dates. The
+// listing and the sidecar are the request path's cached ones (day_files_cache.go).
 func (q *Queries) dayEntries(d *dayTable) (pub map[string]daySource, raw []string, err error) {
-	src, err := datePartitions(q.dir, d.src)
+	src, err := q.cachedDatePartitions(d.src)
 	if err != nil {
 		return nil, nil, err
 	}
-	done, err := readSidecar[daySource](d.sidecar(q.dir))
+	done, err := cachedSidecarOf[daySource](q, d.sidecar(q.dir))
 	if err != nil {
 		return nil, nil, err
 	}

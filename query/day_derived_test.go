@@ -71,13 +71,18 @@ func allRows(t *testing.T, db query.DBTX, text string, args ...any) []string {
 }
 
 // marketClocks are the clocks the market list is compared at: the lake's end, the
-// edges of a day and of the 24-hour window, earlier days and a time before any trade.
+// edges of a day, of an hour and of the 24-hour window, clocks inside an hour, earlier
+// days and a time before any trade.
 func marketClocks() []time.Time {
 	end := testlake.Now()
 	day := time.Date(end.Year(), end.Month(), end.Day(), 0, 0, 0, 0, time.UTC)
 	return []time.Time{end, day, day.Add(-time.Millisecond), day.Add(time.Millisecond), day.Add(-24 * time.Hour),
 		end.Add(-24 * time.Hour), end.Add(-37*time.Hour - 13*time.Minute), end.Add(-5 * 24 * time.Hour), end.Add(48 * time.Hour),
-		time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+		time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
+		// Inside an hour, on its last and on its first millisecond (the per-hour table's
+		// edges: the hours the clock and the window's start fall inside are read raw).
+		end.Add(-5*time.Hour - 29*time.Minute - 31*time.Second - 7*time.Millisecond), end.Add(-3*time.Hour - time.Millisecond),
+		end.Add(-30 * time.Hour), end.Add(-26*time.Hour + 41*time.Minute)}
 }
 
 // checkMarkets compares markets.sql (with the store's date plan) with the scan at every
@@ -96,15 +101,15 @@ func checkMarkets(t *testing.T, q *query.Queries, step string) {
 	}
 	for _, at := range marketClocks() {
 		now := at.UnixMilli()
-		totals, days, raw, err := q.MarketDaysPlanForTest(now)
+		_, plan, tokPlan, desc, err := q.MarketDaysPlanForTest(now)
 		if err != nil {
 			t.Fatal(err)
 		}
 		want := allRows(t, q.DB(), tokScan, ids, now)
-		got := allRows(t, q.DB(), tokCur, ids, now, days, raw, totals)
+		got := allRows(t, q.DB(), tokCur, append([]any{ids, now}, tokPlan...)...)
 		if !slices.Equal(got, want) {
-			t.Fatalf("%s: market tokens at %s (days %q, raw %q): %d rows, want %d; first difference %s",
-				step, at.Format(time.RFC3339Nano), totals+"|"+days, raw, len(got), len(want), firstDiff(got, want))
+			t.Fatalf("%s: market tokens at %s (plan %s): %d rows, want %d; first difference %s",
+				step, at.Format(time.RFC3339Nano), desc, len(got), len(want), firstDiff(got, want))
 		}
 		for _, c := range []struct {
 			cat, status, sort, cid string
@@ -116,10 +121,10 @@ func checkMarkets(t *testing.T, q *query.Queries, step string) {
 		} {
 			args := []any{now, c.cat, c.status, "", "", "", c.sort, c.cid, c.k, "", 1_000_000}
 			want := allRows(t, q.DB(), scan, args...)
-			got := allRows(t, q.DB(), cur, append(args, days, raw, totals)...)
+			got := allRows(t, q.DB(), cur, append(args, plan...)...)
 			if !slices.Equal(got, want) {
-				t.Fatalf("%s: markets at %s %+v (days %q, raw %q): %d rows, want %d; first difference %s",
-					step, at.Format(time.RFC3339Nano), c, totals+"|"+days, raw, len(got), len(want), firstDiff(got, want))
+				t.Fatalf("%s: markets at %s %+v (plan %s): %d rows, want %d; first difference %s",
+					step, at.Format(time.RFC3339Nano), c, desc, len(got), len(want), firstDiff(got, want))
 			}
 		}
 	}
@@ -135,7 +140,7 @@ func checkLiquidations(t *testing.T, q *query.Queries, step string) {
 	if err := q.DB().QueryRowContext(context.Background(), "SELECT coin, wallet FROM perpdex_fills WHERE liquidation ORDER BY time DESC, tid LIMIT 1").Scan(&coin, &wallet); err != nil {
 		t.Fatal(err)
 	}
-	days, raw, err := q.LiquidationDaysPlanForTest()
+	days, raw, desc, err := q.LiquidationDaysPlanForTest()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,8 +173,8 @@ func checkLiquidations(t *testing.T, q *query.Queries, step string) {
 				}
 				got := allRows(t, q.DB(), cur, append(append(args, days, raw), labelDates...)...)
 				if !slices.Equal(got, want) {
-					t.Fatalf("%s: liquidations at %s %+v page %d (days %q, raw %q): %d rows, want %d; first difference %s",
-						step, at.Format(time.RFC3339), c, page, days, raw, len(got), len(want), firstDiff(got, want))
+					t.Fatalf("%s: liquidations at %s %+v page %d (%s): %d rows, want %d; first difference %s",
+						step, at.Format(time.RFC3339), c, page, desc, len(got), len(want), firstDiff(got, want))
 				}
 				for _, r := range want {
 					if f := strings.Split(r, "|"); f[10] == "bool:true" {
@@ -219,7 +224,7 @@ func dayTablesContent(t *testing.T, dir string) map[string]string {
 	}
 	defer db.Close()
 	out := map[string]string{}
-	for _, tb := range []*lake.Table{lake.PredmktMarketDays, lake.PredmktMarketTotals, lake.PerpdexLiquidations} {
+	for _, tb := range []*lake.Table{lake.PredmktMarketDays, lake.PredmktMarketTotals, lake.PredmktMarketHours, lake.PerpdexLiquidations} {
 		files, err := tb.Files(dir)
 		if err != nil {
 			t.Fatal(err)
@@ -292,12 +297,17 @@ func TestDayTablesMatchScan(t *testing.T) {
 		// Once published, the market list at the lake's end reads the totals through the
 		// day before the two its clock and window cut.
 		if !strings.Contains(step, "not yet") && !strings.HasPrefix(step, "nothing") {
-			totals, _, _, err := q.MarketDaysPlanForTest(testlake.Now().UnixMilli())
+			totals, _, _, desc, err := q.MarketDaysPlanForTest(testlake.Now().UnixMilli())
 			if err != nil {
 				t.Fatal(err)
 			}
 			if want := testlake.Now().AddDate(0, 0, -2).Format("2006-01-02"); totals != want {
 				t.Fatalf("%s: the market list at the end reads totals of %q, want %q", step, totals, want)
+			}
+			// And no raw fill at all: the day the window cuts comes from its hours (the
+			// lake ends on the hour, so no hour is cut).
+			if raw, err := q.MarketPlanReadsRawForTest(testlake.Now().UnixMilli()); err != nil || raw {
+				t.Fatalf("%s: the market list at the end reads raw fills (plan %s, %v)", step, desc, err)
 			}
 		}
 	}
@@ -326,14 +336,18 @@ func TestDayTablesMatchScan(t *testing.T) {
 		move(tb, today, dir, aside)
 		move(tb, older, dir, aside)
 	}
+	// A store lists the source partitions at most once a second on the request path
+	// (query/day_files_cache.go): after a change to the source files, each check waits
+	// that second out, so it sees the lake as a request a moment later would.
+	changed := func() { time.Sleep(query.DayFilesFresh + 50*time.Millisecond) }
 
 	check("nothing published (every date raw)")
 	w := publishDays(t, q)
-	if len(w["predmkt_market_days"]) < 5 || len(w["perpdex_liquidations"]) < 5 {
+	if len(w["predmkt_market_days"]) < 5 || len(w["predmkt_market_hours"]) < 5 || len(w["perpdex_liquidations"]) < 5 {
 		t.Fatalf("first publication wrote %v", w)
 	}
 	check("first publication")
-	if w := publishDays(t, q); len(w["predmkt_market_days"])+len(w["perpdex_liquidations"]) != 0 {
+	if w := publishDays(t, q); len(w["predmkt_market_days"])+len(w["predmkt_market_hours"])+len(w["perpdex_liquidations"]) != 0 {
 		t.Fatalf("a second publication with nothing new wrote %v", w)
 	}
 
@@ -343,9 +357,10 @@ func TestDayTablesMatchScan(t *testing.T) {
 		move(tb, today, aside, dir)
 		move(tb, older, aside, dir)
 	}
+	changed()
 	check("new and late day, not yet published")
 	w = publishDays(t, q)
-	for _, name := range []string{"predmkt_market_days", "perpdex_liquidations"} {
+	for _, name := range []string{"predmkt_market_days", "predmkt_market_hours", "perpdex_liquidations"} {
 		if got := w[name]; !slices.Equal(got, []string{older, today}) {
 			t.Fatalf("new and late day: %s wrote %v, want [%s %s]", name, got, older, today)
 		}
@@ -355,9 +370,10 @@ func TestDayTablesMatchScan(t *testing.T) {
 	// A corrected file: rows dropped, amounts changed, liquidation flags moved.
 	rewriteFile(t, partFile(lake.PredmktTrades, yesterday), "SELECT * REPLACE (usd * 1.5 + 0.0000004 AS usd) FROM SRC WHERE hash(trade_id) % 3 <> 0")
 	rewriteFile(t, partFile(lake.PerpdexFills, yesterday), "SELECT * REPLACE (liquidation OR hash(tid) % 50 = 0 AS liquidation, sz * 2 AS sz) FROM SRC WHERE hash(tid) % 4 <> 0")
+	changed()
 	check("corrected day, not yet published")
 	w = publishDays(t, q)
-	for _, name := range []string{"predmkt_market_days", "perpdex_liquidations"} {
+	for _, name := range []string{"predmkt_market_days", "predmkt_market_hours", "perpdex_liquidations"} {
 		if got := w[name]; !slices.Equal(got, []string{yesterday}) {
 			t.Fatalf("corrected day: %s wrote %v, want [%s]", name, got, yesterday)
 		}
@@ -373,9 +389,10 @@ func TestDayTablesMatchScan(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	changed()
 	check("removed day, not yet published")
 	w = publishDays(t, q)
-	for _, name := range []string{"predmkt_market_days", "perpdex_liquidations"} {
+	for _, name := range []string{"predmkt_market_days", "predmkt_market_hours", "perpdex_liquidations"} {
 		if got := w[name]; !slices.Equal(got, []string{"-" + older}) {
 			t.Fatalf("removed day: %s did %v, want [-%s]", name, got, older)
 		}
@@ -384,7 +401,7 @@ func TestDayTablesMatchScan(t *testing.T) {
 
 	// The tables after these steps equal a publication from scratch.
 	inc := dayTablesContent(t, dir)
-	for _, tb := range []*lake.Table{lake.PredmktMarketDays, lake.PredmktMarketTotals, lake.PerpdexLiquidations} {
+	for _, tb := range []*lake.Table{lake.PredmktMarketDays, lake.PredmktMarketTotals, lake.PredmktMarketHours, lake.PerpdexLiquidations} {
 		if err := os.RemoveAll(filepath.Join(dir, tb.Prefix)); err != nil {
 			t.Fatal(err)
 		}

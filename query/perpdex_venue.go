@@ -3,11 +3,14 @@ package query
 import (
 	"context"
 	"database/sql"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 	"time"
 
+	"mdq/lake"
 	sqlfiles "mdq/sql"
 )
 
@@ -115,8 +118,12 @@ func (q *Queries) PerpdexLiquidations(ctx context.Context, p PerpdexLiquidations
 	if p.After != nil && p.After.Time.Before(upper) {
 		upper = p.After.Time
 	}
+	rawFiles, err := q.liquidationFiles(nil, rawDates)
+	if err != nil {
+		return page, &StoreError{Op: "perpdex liquidations", Err: err}
+	}
 	args := []any{pdNullStr(p.Coin), pdNullStr(p.Wallet), p.Start, p.End,
-		pdNullStr(p.Direction), aT, aTid, aW, p.Limit + 1, lab.current, lab.hourlyUntil, "", strings.Join(rawDates, ",")}
+		pdNullStr(p.Direction), aT, aTid, aW, p.Limit + 1, lab.current, lab.hourlyUntil, "", rawFiles}
 	// The newest published days that can hold the page first: when they give a full page
 	// whose oldest row is newer than every day left out, the page is the one all days
 	// give; otherwise (filters leave too few rows, or days overlap) every day is read.
@@ -124,7 +131,9 @@ func (q *Queries) PerpdexLiquidations(ctx context.Context, p PerpdexLiquidations
 	var labelDates liqSpan
 	exact := false
 	if newest != nil {
-		args[11] = strings.Join(newest, ",")
+		if args[11], err = q.liquidationFiles(newest, nil); err != nil {
+			return page, &StoreError{Op: "perpdex liquidations", Err: err}
+		}
 		labelDates, err = q.liquidationDates(ctx, args)
 		if err != nil {
 			return page, err
@@ -137,12 +146,18 @@ func (q *Queries) PerpdexLiquidations(ctx context.Context, p PerpdexLiquidations
 		}
 	}
 	if !exact {
-		args[11] = strings.Join(all, ",")
+		if args[11], err = q.liquidationFiles(all, nil); err != nil {
+			return page, &StoreError{Op: "perpdex liquidations", Err: err}
+		}
 		if labelDates, err = q.liquidationDates(ctx, args); err != nil {
 			return page, err
 		}
 	}
-	rows, err := q.db.QueryContext(ctx, perpdexLiquidationsSQL, append(args, labelDates.dates, labelDates.from, labelDates.to)...)
+	labelFiles, err := q.labelFiles(labelDates.dates)
+	if err != nil {
+		return page, &StoreError{Op: "perpdex liquidations", Err: err}
+	}
+	rows, err := q.db.QueryContext(ctx, perpdexLiquidationsSQL, append(args, labelFiles, labelDates.from, labelDates.to)...)
 	if err != nil {
 		return page, wrap(ctx, "perpdex liquidations", err)
 	}
@@ -433,7 +448,11 @@ type liqSpan struct {
 func (q *Queries) liquidationDates(ctx context.Context, args []any) (liqSpan, error) {
 	const op = "perpdex liquidations"
 	var sp liqSpan
-	rows, err := q.db.QueryContext(ctx, perpdexLiquidationsSQL, append(args[:len(args):len(args)], "", nil, nil)...)
+	none, err := q.fileList(lake.PerpdexCohortsHourly, nil)
+	if err != nil {
+		return sp, &StoreError{Op: op, Err: err}
+	}
+	rows, err := q.db.QueryContext(ctx, perpdexLiquidationsSQL, append(args[:len(args):len(args)], none, nil, nil)...)
 	if err != nil {
 		return sp, wrap(ctx, op, err)
 	}
@@ -468,4 +487,47 @@ func (q *Queries) liquidationDates(ctx context.Context, args []any) (liqSpan, er
 	}
 	sp.dates = strings.Join(dates, ",")
 	return sp, wrap(ctx, op, rows.Err())
+}
+
+// liquidationFiles is the file list liquidations.sql reads for the given dates of
+// perpdex_liquidations (published) or, with published nil, of perpdex_fills (raw).
+func (q *Queries) liquidationFiles(published, raw []string) (string, error) {
+	if published != nil {
+		files, err := q.partitionFiles(lake.PerpdexLiquidations, published)
+		if err != nil {
+			return "", err
+		}
+		return q.fileList(lake.PerpdexLiquidations, files)
+	}
+	src, err := q.cachedDatePartitions(lake.PerpdexFills)
+	if err != nil {
+		return "", err
+	}
+	var files []string
+	for _, d := range raw {
+		if f, ok := src[d]; ok {
+			files = append(files, f.path)
+		}
+	}
+	return q.fileList(lake.PerpdexFills, files)
+}
+
+// labelFiles is the file list of the perpdex_cohorts_hourly partitions of the given
+// dates (comma-separated) that exist: a date with no hourly labels has none.
+func (q *Queries) labelFiles(dates string) (string, error) {
+	var files []string
+	for _, d := range strings.Split(dates, ",") {
+		if d == "" {
+			continue
+		}
+		rel, err := lake.PerpdexCohortsHourly.Path(d)
+		if err != nil {
+			return "", err
+		}
+		f := filepath.Join(q.dir, filepath.FromSlash(rel))
+		if _, err := os.Stat(f); err == nil {
+			files = append(files, f)
+		}
+	}
+	return q.fileList(lake.PerpdexCohortsHourly, files)
 }

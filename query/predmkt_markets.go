@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"math"
+	"sort"
 	"strings"
 	"time"
 
@@ -177,12 +178,12 @@ func (q *Queries) marketInfos(ctx context.Context, p PredmktMarketsParams, condi
 	defer cancel()
 	const op = "predmkt markets"
 	now := q.Now().UnixMilli()
-	totals, days, raw, err := q.marketDaysPlan(now)
+	plan, err := q.marketDaysPlan(now)
 	if err != nil {
 		return nil, nil, &StoreError{Op: op, Err: err}
 	}
-	rows, err := q.db.QueryContext(ctx, predmktMarketsSQL, now, p.Category, p.Status, p.Asset, p.Tenor,
-		strings.ToLower(p.Search), p.Sort, conditionID, after.K, after.ID, limit, days, raw, totals)
+	rows, err := q.db.QueryContext(ctx, predmktMarketsSQL, append([]any{now, p.Category, p.Status, p.Asset, p.Tenor,
+		strings.ToLower(p.Search), p.Sort, conditionID, after.K, after.ID, limit}, plan.markets()...)...)
 	if err != nil {
 		return nil, nil, wrap(ctx, op, err)
 	}
@@ -229,11 +230,11 @@ func (q *Queries) marketTokens(ctx context.Context, infos []PredmktMarketInfo) (
 	defer cancel()
 	const op = "predmkt market tokens"
 	now := q.Now().UnixMilli()
-	totals, days, raw, err := q.marketDaysPlan(now)
+	plan, err := q.marketDaysPlan(now)
 	if err != nil {
 		return nil, &StoreError{Op: op, Err: err}
 	}
-	rows, err := q.db.QueryContext(ctx, predmktMarketTokensSQL, strings.Join(ids, ","), now, days, raw, totals)
+	rows, err := q.db.QueryContext(ctx, predmktMarketTokensSQL, append([]any{strings.Join(ids, ","), now}, plan.tokens()...)...)
 	if err != nil {
 		return nil, wrap(ctx, op, err)
 	}
@@ -303,38 +304,137 @@ func isoPtr(ms sql.NullInt64) *string {
 // isoMs formats epoch ms as ISO-8601 UTC with milliseconds.
 func isoMs(ms int64) string { return ISOMillis(time.UnixMilli(ms)) }
 
-// marketDaysPlan picks, for the clock now (epoch ms), what markets.sql and
-// market_tokens.sql read: totals, the predmkt_market_totals date that stands in for
-// every trades date up to it (all its fills before the 24-hour window; "" for none);
-// then, for each later date, the predmkt_market_days partition when its fills all lie
-// at or before now and all inside or all outside the 24 hours to now (days), nothing
-// when they all lie after now or it has none, else the raw trades file (raw: the one or
-// two days the clock and the window cut, any day not yet published).
-func (q *Queries) marketDaysPlan(now int64) (totals, days, raw string, err error) {
-	cut := now - 86_400_000
-	src, err := datePartitions(q.dir, lake.PredmktTrades)
-	if err != nil {
-		return "", "", "", err
-	}
-	if totals, err = q.marketTotalsDate(src, cut); err != nil {
-		return "", "", "", err
-	}
-	days, raw, err = q.dayPlan(predmktMarketDays,
-		func(e daySource) bool { return e.Last <= now && (e.Last < cut || e.First >= cut) },
-		func(e daySource) bool { return e.Rows == 0 || e.First > now })
-	if err != nil || totals == "" {
-		return totals, days, raw, err
-	}
-	return totals, after(days, totals), after(raw, totals), nil
+// marketsPlan is what markets.sql and market_tokens.sql read for one clock (each trades
+// date in exactly one of totals-and-before, days, hours and raw, or none when it holds
+// nothing at or before the clock): comma-separated dates, and the files read_parquet
+// reads for them (file_lists.go: a list is never empty).
+type marketsPlan struct {
+	totals string // the predmkt_market_totals date standing in for every date up to it ("" none)
+	days   string // dates summed from predmkt_market_days
+	raw    string // dates read whole from predmkt_trades
+	hours  string // dates summed from predmkt_market_hours, but for the raw hours
+	// The hours (epoch ms of their start; -1 none) read from the raw fills of the hours
+	// dates: the one the 24-hour window starts inside (unless it starts on the hour), and
+	// the one the clock falls inside when a fill of the hours dates lies after the clock.
+	cutHour, nowHour int64
+	hourRaw          string // the hours dates when a raw hour is read, else ""
+
+	totalsFiles, dayFiles, rawFiles, hourFiles, hourRawFiles string
 }
 
-// after keeps the dates of a comma-separated list later than date.
-func after(list, date string) string {
-	var out []string
-	for _, d := range strings.Split(list, ",") {
-		if d != "" && d > date {
-			out = append(out, d)
+// markets is the plan as markets.sql's $12 to $18.
+func (p marketsPlan) markets() []any {
+	return []any{p.dayFiles, p.rawFiles, p.totalsFiles, p.hourFiles, p.cutHour, p.nowHour, p.hourRawFiles}
+}
+
+// tokens is the plan as market_tokens.sql's $3 to $9.
+func (p marketsPlan) tokens() []any { return p.markets() }
+
+// files fills the plan's file lists from its dates; src is the trades listing.
+func (q *Queries) planFiles(p *marketsPlan, src map[string]dateFile) error {
+	split := func(list string) []string {
+		if list == "" {
+			return nil
+		}
+		return strings.Split(list, ",")
+	}
+	derived := func(t *lake.Table, list string) (string, error) {
+		files, err := q.partitionFiles(t, split(list))
+		if err != nil {
+			return "", err
+		}
+		return q.fileList(t, files)
+	}
+	raw := func(list string) (string, error) {
+		var files []string
+		for _, d := range split(list) {
+			files = append(files, src[d].path)
+		}
+		return q.fileList(lake.PredmktTrades, files)
+	}
+	var err error
+	if p.totalsFiles, err = derived(lake.PredmktMarketTotals, p.totals); err != nil {
+		return err
+	}
+	if p.dayFiles, err = derived(lake.PredmktMarketDays, p.days); err != nil {
+		return err
+	}
+	if p.hourFiles, err = derived(lake.PredmktMarketHours, p.hours); err != nil {
+		return err
+	}
+	if p.rawFiles, err = raw(p.raw); err != nil {
+		return err
+	}
+	p.hourRawFiles, err = raw(p.hourRaw)
+	return err
+}
+
+// marketDaysPlan picks, for the clock now (epoch ms), what markets.sql and
+// market_tokens.sql read: the predmkt_market_totals date that stands in for every trades
+// date up to it (all its fills before the 24-hour window; "" for none); then, for each
+// later date, the predmkt_market_days partition when its fills all lie at or before now
+// and all inside or all outside the 24 hours to now, nothing when they all lie after now
+// or it has none, else (the one or two days the clock and the window cut) the
+// predmkt_market_hours partition, whose hours are each wholly on one side of the clock
+// and of the window's start but for the hour either falls inside, read raw; the raw
+// trades file for a date neither table has published from the file now in the lake.
+func (q *Queries) marketDaysPlan(now int64) (marketsPlan, error) {
+	const hour = 3_600_000
+	cut := now - 86_400_000
+	plan := marketsPlan{cutHour: -1, nowHour: -1}
+	src, err := q.cachedDatePartitions(lake.PredmktTrades)
+	if err != nil {
+		return plan, err
+	}
+	if plan.totals, err = q.marketTotalsDate(src, cut); err != nil {
+		return plan, err
+	}
+	days, raw, err := q.dayEntries(predmktMarketDays)
+	if err != nil {
+		return plan, err
+	}
+	hours, _, err := q.dayEntries(predmktMarketHours)
+	if err != nil {
+		return plan, err
+	}
+	isRaw := map[string]bool{}
+	for _, d := range raw {
+		isRaw[d] = true
+	}
+	skip := func(e daySource) bool { return e.Rows == 0 || e.First > now }
+	var ds, hs, rs []string
+	after := false // a fill of the hours dates lies after now
+	for date := range src {
+		if plan.totals != "" && date <= plan.totals {
+			continue
+		}
+		e, okDay := days[date]
+		h, okHour := hours[date]
+		switch {
+		case okDay && skip(e), !okDay && okHour && skip(h):
+		case okDay && e.Last <= now && (e.Last < cut || e.First >= cut):
+			ds = append(ds, date)
+		case okHour:
+			hs = append(hs, date)
+			after = after || h.Last > now
+		default:
+			rs = append(rs, date)
 		}
 	}
-	return strings.Join(out, ",")
+	sort.Strings(ds)
+	sort.Strings(hs)
+	sort.Strings(rs)
+	plan.days, plan.hours, plan.raw = strings.Join(ds, ","), strings.Join(hs, ","), strings.Join(rs, ",")
+	if len(hs) > 0 {
+		if cut%hour != 0 {
+			plan.cutHour = cut - cut%hour
+		}
+		if after && (now+1)%hour != 0 {
+			plan.nowHour = now - now%hour
+		}
+		if plan.cutHour >= 0 || plan.nowHour >= 0 {
+			plan.hourRaw = plan.hours
+		}
+	}
+	return plan, q.planFiles(&plan, src)
 }

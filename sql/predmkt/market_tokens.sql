@@ -1,28 +1,38 @@
 -- PredmktMarketTokens returns the outcome tokens of the listed markets with the last
 -- traded price of each at or before now (NULL when it never traded).
--- $1 comma-separated condition ids, $2 now (epoch ms), $3 the dates whose last fills
--- come from predmkt_market_days, $4 the dates read from predmkt_trades (comma-separated;
--- query/day_derived.go lists each date in at most one, a published day only when all
--- its fills are at or before now), $5 the predmkt_market_totals date standing in for
--- every date up to it ('' none).
+-- $1 comma-separated condition ids, $2 now (epoch ms); then markets.sql's files
+-- ($12 to $18 there, separated by chr(31), never empty): $3 predmkt_market_days partitions,
+-- $4 predmkt_trades partitions read whole, $5 the predmkt_market_totals partition, $6
+-- predmkt_market_hours partitions but for the hours $7 and $8 (epoch ms of their start,
+-- -1 none), read from the trades partitions $9. query/predmkt_markets.go
+-- (marketDaysPlan) lists each date in at most one, a published day or hour only when all
+-- its fills are at or before now.
 SELECT tk.condition_id, tk.token_id, tk.outcome_index, tk.outcome, lp.price
 FROM predmkt_tokens tk
 LEFT JOIN (
     SELECT token_id, arg_max(price, k) AS price
     FROM (
         SELECT token_id, last_price AS price, (last_ts, last_seq) AS k
-        FROM predmkt_market_totals
-        WHERE $5 <> '' AND strftime(date, '%Y-%m-%d') = $5
-          AND condition_id IN (SELECT unnest(string_split($1, ',')))
+        FROM read_parquet(string_split($5, chr(31)), hive_partitioning = false)
+        WHERE condition_id IN (SELECT unnest(string_split($1, ',')))
         UNION ALL
         SELECT token_id, last_price, (last_ts, last_seq)
-        FROM predmkt_market_days
-        WHERE list_contains(string_split($3, ','), strftime(date, '%Y-%m-%d'))
+        FROM read_parquet(string_split($3, chr(31)), hive_partitioning = false)
+        WHERE condition_id IN (SELECT unnest(string_split($1, ',')))
+        UNION ALL
+        SELECT token_id, last_price, (last_ts, last_seq)
+        FROM read_parquet(string_split($6, chr(31)), hive_partitioning = false)
+        WHERE hour_ts <= $2
+          AND hour_ts <> $7 AND hour_ts <> $8
           AND condition_id IN (SELECT unnest(string_split($1, ',')))
         UNION ALL
         SELECT token_id, price, (ts, seq)
-        FROM predmkt_trades
-        WHERE list_contains(string_split($4, ','), strftime(date, '%Y-%m-%d'))
+        FROM read_parquet(string_split($4, chr(31)), hive_partitioning = false)
+        WHERE role = 'taker' AND ts <= $2 AND condition_id IN (SELECT unnest(string_split($1, ',')))
+        UNION ALL
+        SELECT token_id, price, (ts, seq)
+        FROM read_parquet(string_split($9, chr(31)), hive_partitioning = false)
+        WHERE ts // 3600000 * 3600000 IN ($7, $8)
           AND role = 'taker' AND ts <= $2 AND condition_id IN (SELECT unnest(string_split($1, ',')))
     )
     GROUP BY token_id

@@ -3,32 +3,46 @@
 -- $1 now (epoch ms), $2 category ('' any), $3 status ('' any, open, resolved, invalid),
 -- $4 family asset ('' any), $5 family tenor ('' any), $6 search text in lower case
 -- ('' none), $7 sort (volume, volume_24h, trades, created, end), $8 condition_id
--- ('' any), $9 after sort key, $10 after condition_id, $11 limit, $12 the dates summed
--- from predmkt_market_days, $13 the dates read from predmkt_trades (comma-separated),
--- $14 the predmkt_market_totals date summing every date up to it ('' none).
+-- ('' any), $9 after sort key, $10 after condition_id, $11 limit; then the files each
+-- source is read from, separated by chr(31) (never empty: a file of no rows stands for none,
+-- query/file_lists.go): $12 predmkt_market_days partitions, $13 predmkt_trades
+-- partitions read whole, $14 the predmkt_market_totals partition summing every date up
+-- to it, $15 predmkt_market_hours partitions, $16 and $17 the hours (epoch ms of their
+-- start, -1 none) of those dates read from their raw fills instead, $18 the trades
+-- partitions of those dates (whose fills of hours $16 and $17 are read).
 -- Trading figures count each tape trade once (the taker fill) with ts <= now; USD is
 -- summed as integer micro-USD. A resolution counts once resolved_ts <= now; it is
 -- resolved when it names a winning outcome, invalid otherwise. A market is listed once
 -- created_ts <= now and closed once it is closed and its end_ts <= now (point in time).
 WITH t AS (
     -- Every day up to $14 from its totals (all before the window), the later whole days
-    -- from the per-day table, the days the clock or the 24-hour window cut (and any day
-    -- not yet published) from the raw tape: the planner (marketDaysPlan in
-    -- query/predmkt_markets.go) puts each date in exactly one of $14 and before, $12
-    -- (per-day table, each wholly before the clock and wholly inside or outside the
-    -- window) and $13 (raw).
+    -- from the per-day table, the days the clock or the 24-hour window cut from the
+    -- per-hour table (each hour wholly before the clock and wholly inside or outside the
+    -- window, but for the hours $16 and $17 the clock or the window's start falls inside,
+    -- read raw), any day not yet published from the raw tape: the planner
+    -- (marketDaysPlan in query/predmkt_markets.go) puts each date in exactly one of $14
+    -- and before, $12 (per-day table, each wholly before the clock and wholly inside or
+    -- outside the window), $15 (per-hour table) and $13 (raw).
     SELECT condition_id, vol, CAST(NULL AS BIGINT) AS vol24, n, last_ts
-    FROM predmkt_market_totals
-    WHERE $14 <> '' AND strftime(date, '%Y-%m-%d') = $14 AND ($8 = '' OR condition_id = $8)
+    FROM read_parquet(string_split($14, chr(31)), hive_partitioning = false)
+    WHERE ($8 = '' OR condition_id = $8)
     UNION ALL
     SELECT condition_id, vol, CASE WHEN first_ts >= $1 - 86400000 THEN vol END, n, last_ts
-    FROM predmkt_market_days
-    WHERE list_contains(string_split($12, ','), strftime(date, '%Y-%m-%d')) AND ($8 = '' OR condition_id = $8)
+    FROM read_parquet(string_split($12, chr(31)), hive_partitioning = false)
+    WHERE ($8 = '' OR condition_id = $8)
+    UNION ALL
+    SELECT condition_id, vol, CASE WHEN hour_ts >= $1 - 86400000 THEN vol END, n, last_ts
+    FROM read_parquet(string_split($15, chr(31)), hive_partitioning = false)
+    WHERE hour_ts <= $1
+      AND hour_ts <> $16 AND hour_ts <> $17 AND ($8 = '' OR condition_id = $8)
     UNION ALL
     SELECT condition_id, CAST(round(usd * 1e6) AS BIGINT), CASE WHEN ts >= $1 - 86400000 THEN CAST(round(usd * 1e6) AS BIGINT) END, 1, ts
-    FROM predmkt_trades
-    WHERE list_contains(string_split($13, ','), strftime(date, '%Y-%m-%d'))
-      AND role = 'taker' AND ts <= $1 AND ($8 = '' OR condition_id = $8)
+    FROM read_parquet(string_split($13, chr(31)), hive_partitioning = false)
+    WHERE role = 'taker' AND ts <= $1 AND ($8 = '' OR condition_id = $8)
+    UNION ALL
+    SELECT condition_id, CAST(round(usd * 1e6) AS BIGINT), CASE WHEN ts >= $1 - 86400000 THEN CAST(round(usd * 1e6) AS BIGINT) END, 1, ts
+    FROM read_parquet(string_split($18, chr(31)), hive_partitioning = false)
+    WHERE ts // 3600000 * 3600000 IN ($16, $17) AND role = 'taker' AND ts <= $1 AND ($8 = '' OR condition_id = $8)
 ), v AS (
     SELECT condition_id,
            CAST(sum(vol) AS BIGINT)                 AS vol,
