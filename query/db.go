@@ -220,6 +220,7 @@ func (q *Queries) Close() error {
 		q.log.Warn("background builds still running at close; closing the database under them")
 	}
 	err := q.db.Close()
+	q.removeWalletEmpty()
 	if q.ownSpill {
 		os.RemoveAll(q.budget.TempDir) //nolint:errcheck
 	}

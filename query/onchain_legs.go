@@ -45,6 +45,10 @@ type legsState struct {
 	verified   atomic.Int64 // unix ns of the last check that sig was still the files'
 	publishing atomic.Bool  // a background publication runs
 	macro      atomic.Bool  // the wallet_legs macro is defined
+
+	emptyOnce sync.Once   // the per-wallet macros' empty files (walletEmptyFiles)
+	empty     walletEmpty // set once by emptyOnce
+	emptyErr  error
 }
 
 type legsKey struct{}

@@ -9,7 +9,8 @@
 -- same figures as summing the legs), and tokens traded counts the groups' (chain,
 -- token).
 -- $1 address, $2 until (epoch us, inclusive), $3 and $4 the wallet segments' split
--- dates (Queries.walletSplit).
+-- dates, $5 the wallet's onchain_wallet_legs segment files, $6 its onchain_wallet_days
+-- ones, $7 the per-date legs files after $4 (Queries.walletArgs).
 WITH e AS (
     SELECT CAST(make_timestamp($2) AS DATE) AS d0,
            CAST(make_timestamp($2) - INTERVAL 1 DAY AS DATE) AS d1,
@@ -20,7 +21,7 @@ WITH e AS (
 x AS (
     -- whole days before today's that no window edge falls in
     SELECT chain, token, first_time AS t, inflow AS i, outflow AS o, tx_count AS n, first_time, last_time
-    FROM wallet_days($1, '', $3, $4), e
+    FROM wallet_days($1, '', $3, $4, $6, $7), e
     WHERE day < d0 AND day NOT IN (d1, d7, d30, d90)
     UNION ALL
     -- the legs of the edge days, up to now: one time range per read, so that each
@@ -29,19 +30,19 @@ x AS (
     SELECT chain, token, block_time, CASE WHEN dir = 1 THEN usd END, CASE WHEN dir = -1 THEN usd END,
            CASE WHEN NOT (self AND dir = -1) THEN 1 ELSE 0 END, block_time, block_time
     FROM (
-        SELECT * FROM wallet_legs($1, '', $3, $4)
+        SELECT * FROM wallet_legs($1, '', $3, $4, $5, $7)
         WHERE block_time >= CAST(CAST(make_timestamp($2) - INTERVAL 1 DAY AS DATE) AS TIMESTAMP)
           AND block_time <= make_timestamp($2)
         UNION ALL
-        SELECT * FROM wallet_legs($1, '', $3, $4)
+        SELECT * FROM wallet_legs($1, '', $3, $4, $5, $7)
         WHERE block_time >= CAST(CAST(make_timestamp($2) - INTERVAL 7 DAY AS DATE) AS TIMESTAMP)
           AND block_time < CAST(CAST(make_timestamp($2) - INTERVAL 7 DAY AS DATE) + 1 AS TIMESTAMP)
         UNION ALL
-        SELECT * FROM wallet_legs($1, '', $3, $4)
+        SELECT * FROM wallet_legs($1, '', $3, $4, $5, $7)
         WHERE block_time >= CAST(CAST(make_timestamp($2) - INTERVAL 30 DAY AS DATE) AS TIMESTAMP)
           AND block_time < CAST(CAST(make_timestamp($2) - INTERVAL 30 DAY AS DATE) + 1 AS TIMESTAMP)
         UNION ALL
-        SELECT * FROM wallet_legs($1, '', $3, $4)
+        SELECT * FROM wallet_legs($1, '', $3, $4, $5, $7)
         WHERE block_time >= CAST(CAST(make_timestamp($2) - INTERVAL 90 DAY AS DATE) AS TIMESTAMP)
           AND block_time < CAST(CAST(make_timestamp($2) - INTERVAL 90 DAY AS DATE) + 1 AS TIMESTAMP)
     )

@@ -3,19 +3,21 @@
 -- The whole days before today are read as the wallet's daily sums (wallet_days), today
 -- as its legs up to now (wallet_legs): exact DECIMAL sums either way.
 -- $1 chain, $2 address, $3 first date (YYYY-MM-DD), $4 until (epoch us, inclusive), $5
--- and $6 the wallet segments' split dates (Queries.walletSplit).
+-- and $6 the wallet segments' split dates, $7 the wallet's onchain_wallet_legs segment
+-- files, $8 its onchain_wallet_days ones, $9 the per-date legs files after $6
+-- (Queries.walletArgs).
 WITH days AS (
     SELECT CAST(d AS DATE) AS date
     FROM generate_series(CAST($3 AS DATE), CAST(make_timestamp($4) AS DATE), INTERVAL 1 DAY) g(d)
 ),
 x AS (
     SELECT day AS date, inflow, outflow, tx_count
-    FROM wallet_days($2, $1, $5, $6)
+    FROM wallet_days($2, $1, $5, $6, $8, $9)
     WHERE day >= CAST($3 AS DATE) AND day < CAST(make_timestamp($4) AS DATE)
     UNION ALL
     SELECT CAST(block_time AS DATE), CASE WHEN dir = 1 THEN usd END, CASE WHEN dir = -1 THEN usd END,
            CASE WHEN NOT (self AND dir = -1) THEN 1 ELSE 0 END
-    FROM wallet_legs($2, $1, $5, $6)
+    FROM wallet_legs($2, $1, $5, $6, $7, $9)
     WHERE block_time >= CAST(CAST(make_timestamp($4) AS DATE) AS TIMESTAMP)
       AND block_time >= CAST(CAST($3 AS DATE) AS TIMESTAMP) AND block_time <= make_timestamp($4)
 ),
