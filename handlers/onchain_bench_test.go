@@ -103,7 +103,7 @@ func (s *ocBench) sql(b *testing.B, file string, args ...any) {
 
 // split appends what the per-wallet SQL file takes last: the wallet segments' split
 // dates (h, r) and the files listed for the wallet (args[1], or args[0] for wallet.sql;
-// args[2] is compare's second wallet) on the chain args[0] ('' for wallet.sql).
+// args[2] is compare's second wallet) on the chain args[0] (empty for wallet.sql).
 func (s *ocBench) split(file, h, r string, args ...any) []any {
 	chain, a, b := "", args[0].(string), ""
 	if file != "onchain/wallet.sql" {

@@ -33,7 +33,7 @@ type walletArgs struct {
 func (a walletArgs) legsTail() []any { return []any{a.h, a.r, a.legs, a.today} }
 func (a walletArgs) daysTail() []any { return []any{a.h, a.r, a.legs, a.days, a.today} }
 
-// walletArgs lists the files of wallet address on chain ('' for every chain) at the
+// walletArgs lists the files of wallet address on chain (empty for every chain) at the
 // last published split.
 func (q *Queries) walletArgs(ctx context.Context, address, chain string) (walletArgs, error) {
 	h, r := q.walletSplit()
@@ -239,7 +239,7 @@ func (q *Queries) compareArgs(ctx context.Context, chain, a, b string) (walletAr
 func (a walletArgs) compareTail() []any { return []any{a.h, a.r, a.legs, a.other, a.today} }
 
 // WalletSQLArgs is the last arguments of the per-wallet SQL file (sql/onchain/<file>)
-// for wallet a (and b, for wallet_compare.sql) on chain ('' for every chain) at the
+// for wallet a (and b, for wallet_compare.sql) on chain (empty for every chain) at the
 // split (h, r): for the tests and benchmarks that run the files directly.
 func (q *Queries) WalletSQLArgs(ctx context.Context, file, chain, a, b, h, r string) ([]any, error) {
 	x, err := q.walletArgsAt(ctx, q.dir, a, chain, h, r)
