@@ -18,8 +18,8 @@ import (
 // the wallet's bucket's segment files and a read of each chain's legs directory, well
 // under a millisecond) replaces the views' globs, which DuckDB expands at every read of
 // a query: on the medium lake a hub's one-day read took 38 to 50 ms through the views
-// and 8 to 10 ms through the same files listed (TestOnchainWalletFilesEqualViews pins
-// that both give the same rows).
+// and 8 to 10 ms through the same files listed (TestOnchainWalletLegsEqualPerDateLegs
+// compares every per-wallet SQL file reading them with the SQL before the segments).
 type walletArgs struct {
 	h, r  string
 	legs  []string // the wallet's bucket's onchain_wallet_legs segment files
