@@ -101,10 +101,25 @@ func (s *ocBench) sql(b *testing.B, file string, args ...any) {
 	rows.Close()
 }
 
-// split appends the wallet segments' split dates the per-wallet SQL files take last.
-func (s *ocBench) split(args ...any) []any {
-	h, r := s.q.WalletLegsSplit()
-	return append(args, h, r)
+// split appends what the per-wallet SQL file takes last: the wallet segments' split
+// dates (h, r) and the files listed for the wallet (args[1], or args[0] for wallet.sql;
+// args[2] is compare's second wallet) on the chain args[0] (empty for wallet.sql).
+func (s *ocBench) split(file, h, r string, args ...any) []any {
+	chain, a, b := "", args[0].(string), ""
+	if file != "onchain/wallet.sql" {
+		chain, a = args[0].(string), args[1].(string)
+	}
+	if file == "onchain/wallet_compare.sql" {
+		b = args[2].(string)
+	}
+	if h == "" {
+		h, r = s.q.WalletLegsSplit()
+	}
+	tail, err := s.q.WalletSQLArgs(context.Background(), file, chain, a, b, h, r)
+	if err != nil {
+		panic(err)
+	}
+	return append(args, tail...)
 }
 
 // ocBenchRoute benchmarks one route over HTTP and its SQL directly.
@@ -125,17 +140,26 @@ func ocBenchRoute(b *testing.B, target func(s *ocBench, i int) (method, url stri
 		// dates before any day): the layout the per-wallet routes read before
 		// onchain_wallet_legs.
 		b.Run("sql_per_date", func(b *testing.B) {
-			ocP99(b, func(i int) {
-				a := args(s, i)
-				a[len(a)-2], a[len(a)-1] = "0001-01-01", "0001-01-01"
-				s.sql(b, file, a...)
-			})
+			perDate = true
+			defer func() { perDate = false }()
+			ocP99(b, func(i int) { s.sql(b, file, args(s, i)...) })
 		})
 	}
 }
 
-// walletLegsSQL are the SQL files that read wallet_legs (their last two arguments are
-// the split dates).
+// perDate makes split give the split dates before any day (every leg from the per-date
+// files) during the sql_per_date runs.
+var perDate bool
+
+func (s *ocBench) splitFor(file string, args ...any) []any {
+	if perDate {
+		return s.split(file, "0001-01-01", "0001-01-01", args...)
+	}
+	return s.split(file, "", "", args...)
+}
+
+// walletLegsSQL are the SQL files that read wallet_legs (their last arguments are the
+// split dates and the files, from split).
 var walletLegsSQL = []string{"onchain/wallet.sql", "onchain/wallet_transactions.sql", "onchain/wallet_counterparties.sql",
 	"onchain/wallet_pnl.sql", "onchain/wallet_compare.sql"}
 
@@ -173,7 +197,7 @@ func BenchmarkOnchainScreener(b *testing.B) {
 func BenchmarkOnchainWallet(b *testing.B) {
 	ocBenchRoute(b, func(s *ocBench, i int) (string, string) {
 		return "GET", "/v1/onchain/wallets/" + s.addr[i%len(s.addr)]
-	}, "onchain/wallet.sql", func(s *ocBench, i int) []any { return s.split(s.addr[i%len(s.addr)], s.us(0)) })
+	}, "onchain/wallet.sql", func(s *ocBench, i int) []any { return s.splitFor("onchain/wallet.sql", s.addr[i%len(s.addr)], s.us(0)) })
 }
 
 func BenchmarkOnchainDiscover(b *testing.B) {
@@ -215,7 +239,7 @@ func BenchmarkOnchainTransactions(b *testing.B) {
 	ocBenchRoute(b, func(s *ocBench, i int) (string, string) {
 		return "GET", "/v1/onchain/wallets/" + s.addr[i%len(s.addr)] + "/transactions"
 	}, "onchain/wallet_transactions.sql", func(s *ocBench, i int) []any {
-		return s.split("ethereum", s.addr[i%len(s.addr)], s.us(30*day), s.us(0), "", 0.0, false, int64(0), int64(0), "", 101)
+		return s.splitFor("onchain/wallet_transactions.sql", "ethereum", s.addr[i%len(s.addr)], s.us(30*day), s.us(0), "", 0.0, false, int64(0), int64(0), "", 101)
 	})
 }
 
@@ -223,7 +247,7 @@ func BenchmarkOnchainCounterparties(b *testing.B) {
 	ocBenchRoute(b, func(s *ocBench, i int) (string, string) {
 		return "GET", "/v1/onchain/wallets/" + s.addr[i%len(s.addr)] + "/counterparties"
 	}, "onchain/wallet_counterparties.sql", func(s *ocBench, i int) []any {
-		return s.split("ethereum", s.addr[i%len(s.addr)], s.us(30*day), s.us(0), 50)
+		return s.splitFor("onchain/wallet_counterparties.sql", "ethereum", s.addr[i%len(s.addr)], s.us(30*day), s.us(0), 50)
 	})
 }
 
@@ -231,7 +255,7 @@ func BenchmarkOnchainPnL(b *testing.B) {
 	ocBenchRoute(b, func(s *ocBench, i int) (string, string) {
 		return "GET", "/v1/onchain/wallets/" + s.addr[i%len(s.addr)] + "/pnl"
 	}, "onchain/wallet_pnl.sql", func(s *ocBench, i int) []any {
-		return s.split("ethereum", s.addr[i%len(s.addr)], s.now.AddDate(0, 0, -29).Format("2006-01-02"), s.us(0))
+		return s.splitFor("onchain/wallet_pnl.sql", "ethereum", s.addr[i%len(s.addr)], s.now.AddDate(0, 0, -29).Format("2006-01-02"), s.us(0))
 	})
 }
 
@@ -253,7 +277,7 @@ func BenchmarkOnchainCompare(b *testing.B) {
 	ocBenchRoute(b, func(s *ocBench, i int) (string, string) {
 		return "GET", fmt.Sprintf("/v1/onchain/wallets/compare?wallet_a=%s&wallet_b=%s", s.addr[i%50], s.addr[50+i%50])
 	}, "onchain/wallet_compare.sql", func(s *ocBench, i int) []any {
-		return s.split("ethereum", s.addr[i%50], s.addr[50+i%50], s.us(30*day), s.us(0), 50)
+		return s.splitFor("onchain/wallet_compare.sql", "ethereum", s.addr[i%50], s.addr[50+i%50], s.us(30*day), s.us(0), 50)
 	})
 }
 

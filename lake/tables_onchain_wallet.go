@@ -15,8 +15,14 @@ var OnchainWalletLegs = Register(&Table{
 	Doc: "Derived from onchain_legs (sql/onchain/wallet_legs_segment.sql): the same legs clustered by wallet, one file per (chain, bucket = first hex digit of the wallet, segment = history or recent), sorted by wallet then time in small row groups, so that one wallet's legs of many days are read from one file per chain.",
 	Columns: append(append([]Column{}, legColumns...),
 		Column{"date", "DATE", "UTC", "the leg's onchain_legs partition date"}),
-	SortBy:   []string{"wallet", "block_time", "tx_hash", "log_index", "dir"},
-	RowGroup: 2048,
+	SortBy: []string{"wallet", "block_time", "tx_hash", "log_index", "dir"},
+	// 16,384-row groups rather than 2,048: a per-wallet query opens each segment file
+	// once per read (up to five reads for the summary) and parses its footer each time,
+	// and the footer grows with the row groups (one bucket's ethereum history: 170 KB
+	// for 97 groups on the medium lake, 1.3 MB for 752 on the large one). On the medium lake
+	// a hub's one-day read of a history file took 4.5 ms at 2,048 rows a group, 1.6 at
+	// 8,192 and 1.7 at 16,384; a read finding nothing 2.6, 1.0 and 0.8 ms.
+	RowGroup: 16384,
 	Routes: []string{"/v1/onchain/wallets/{address}", "/v1/onchain/wallets/{address}/counterparties", "/v1/onchain/wallets/{address}/transactions",
 		"/v1/onchain/wallets/{address}/pnl", "/v1/onchain/wallets/compare"},
 })
@@ -40,6 +46,6 @@ var OnchainWalletDays = Register(&Table{
 		{"last_time", "TIMESTAMP", "UTC", "last block_time"},
 	},
 	SortBy:   []string{"wallet", "day", "token", "date"},
-	RowGroup: 2048,
+	RowGroup: 16384, // as onchain_wallet_legs: fewer groups, a smaller footer to parse per read
 	Routes:   []string{"/v1/onchain/wallets/{address}", "/v1/onchain/wallets/{address}/pnl"},
 })

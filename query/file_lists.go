@@ -58,13 +58,17 @@ func (q *Queries) partitionFiles(t *lake.Table, dates []string) ([]string, error
 	return out, nil
 }
 
-// emptyFile is a Parquet file of no rows with t's registry columns.
-func (q *Queries) emptyFile(t *lake.Table) (string, error) {
+// emptyFile is a Parquet file of no rows with t's registry columns, under the hive
+// directories hive (key=value each, none for a plain list) so that a read with
+// hive_partitioning finds the same columns as in the lake's files, under values no
+// filter keeps. One per (table, hive path) per store, written once.
+func (q *Queries) emptyFile(t *lake.Table, hive ...string) (string, error) {
 	v, _ := q.ext.LoadOrStore(emptyFilesKey{}, &emptyFiles{files: map[string]string{}})
 	e := v.(*emptyFiles)
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if f, ok := e.files[t.Name]; ok {
+	key := t.Name + "/" + strings.Join(hive, "/")
+	if f, ok := e.files[key]; ok {
 		return f, nil
 	}
 	if e.dir == "" {
@@ -78,15 +82,21 @@ func (q *Queries) emptyFile(t *lake.Table) (string, error) {
 	for _, c := range t.Columns {
 		cols = append(cols, fmt.Sprintf("CAST(NULL AS %s) AS %s", c.Type, lake.QuoteIdent(c.Name)))
 	}
-	f := filepath.Join(e.dir, t.Name+".parquet")
+	sub := filepath.Join(append([]string{e.dir, t.Name}, hive...)...)
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		return "", err
+	}
+	f := filepath.Join(sub, t.File)
 	tmp := f + ".tmp"
+	// DuckDB takes no bound parameters in COPY; the path is the store's own temporary
+	// directory, quoted.
 	if _, err := q.db.Exec("COPY (SELECT " + strings.Join(cols, ", ") + " WHERE false) TO " + lake.QuoteString(tmp) + " (FORMAT parquet)"); err != nil {
 		return "", err
 	}
 	if err := os.Rename(tmp, f); err != nil {
 		return "", err
 	}
-	e.files[t.Name] = f
+	e.files[key] = f
 	return f, nil
 }
 

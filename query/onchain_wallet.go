@@ -46,8 +46,8 @@ func (q *Queries) onchainWalletSQL(ctx context.Context, address string) (WalletS
 	ctx, cancel := q.ctx(ctx)
 	defer cancel()
 	var out WalletSummary
-	h, r := q.walletSplit()
-	rows, err := q.db.QueryContext(ctx, onchainWalletSQL, address, micros(q.Now()), h, r)
+	rows, err := q.queryWallet(ctx, onchainWalletSQL, func() (walletArgs, error) { return q.walletArgs(ctx, address, "") },
+		walletArgs.daysTail, address, micros(q.Now()))
 	if err != nil {
 		return out, wrap(ctx, "onchain wallet", err)
 	}

@@ -66,8 +66,8 @@ func (q *Queries) onchainWalletCompareSQL(ctx context.Context, out WalletCompare
 	chain, a, b := out.Chain, out.WalletA, out.WalletB
 	ctx, cancel := q.ctx(ctx)
 	defer cancel()
-	h, r := q.walletSplit()
-	rows, err := q.db.QueryContext(ctx, onchainWalletCompareSQL, chain, a, b, since, until, limit, h, r)
+	rows, err := q.queryWallet(ctx, onchainWalletCompareSQL, func() (walletArgs, error) { return q.compareArgs(ctx, chain, a, b) },
+		walletArgs.compareTail, chain, a, b, since, until, limit)
 	if err != nil {
 		return out, wrap(ctx, "onchain wallet compare", err)
 	}

@@ -40,8 +40,8 @@ func (q *Queries) OnchainWalletCounterparties(ctx context.Context, chain, addres
 func (q *Queries) onchainWalletCounterpartiesSQL(ctx context.Context, chain, address string, since, until int64, limit int) ([]Counterparty, error) {
 	ctx, cancel := q.ctx(ctx)
 	defer cancel()
-	h, r := q.walletSplit()
-	rows, err := q.db.QueryContext(ctx, onchainWalletCounterpartiesSQL, chain, address, since, until, limit, h, r)
+	rows, err := q.queryWallet(ctx, onchainWalletCounterpartiesSQL, func() (walletArgs, error) { return q.walletArgs(ctx, address, chain) },
+		walletArgs.legsTail, chain, address, since, until, limit)
 	if err != nil {
 		return nil, wrap(ctx, "onchain wallet counterparties", err)
 	}

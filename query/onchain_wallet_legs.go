@@ -295,7 +295,7 @@ func (q *Queries) walletSplit() (h, r string) {
 }
 
 // WalletLegsSplit is walletSplit for benchmarks and tests that run the per-wallet SQL
-// files directly: their last two arguments.
+// files directly (with WalletSQLArgs).
 func (q *Queries) WalletLegsSplit() (h, r string) { return q.walletSplit() }
 
 // ensureWalletLegsMacro defines the wallet_legs table macro the per-wallet SQL reads

@@ -123,25 +123,33 @@ func checkWalletLegs(t *testing.T, q *query.Queries, step string) {
 		for i, w := range wallets {
 			v := wallets[(i+1)%len(wallets)]
 			cases := []struct {
-				file string
-				args []any
+				file     string
+				chain, b string // the chain and second wallet the files are listed for
+				args     []any
 			}{
-				{"onchain/wallet.sql", []any{w, us(c, 0)}},
-				{"onchain/wallet_transactions.sql", []any{"ethereum", w, us(c, 30*day), us(c, 0), "", 0.0, false, int64(0), int64(0), "", 101}},
-				{"onchain/wallet_transactions.sql", []any{"base", w, us(c, 7*day), us(c, 0), "", 10.0, true, us(c, 2*day), int64(5), "0x8", 20}},
-				{"onchain/wallet_counterparties.sql", []any{"bsc", w, us(c, 30*day), us(c, 0), 50}},
-				{"onchain/wallet_counterparties.sql", []any{"ethereum", w, us(c, day), us(c, 0), 5}},
-				{"onchain/wallet_pnl.sql", []any{"ethereum", w, c.AddDate(0, 0, -29).Format(time.DateOnly), us(c, 0)}},
-				{"onchain/wallet_compare.sql", []any{"base", w, v, us(c, 30*day), us(c, 0), 50}},
-				{"onchain/wallet_compare.sql", []any{"ethereum", w, w, us(c, 7*day), us(c, 0), 3}},
+				{"onchain/wallet.sql", "", "", []any{w, us(c, 0)}},
+				{"onchain/wallet_transactions.sql", "ethereum", "", []any{"ethereum", w, us(c, 30*day), us(c, 0), "", 0.0, false, int64(0), int64(0), "", 101}},
+				{"onchain/wallet_transactions.sql", "base", "", []any{"base", w, us(c, 7*day), us(c, 0), "", 10.0, true, us(c, 2*day), int64(5), "0x8", 20}},
+				{"onchain/wallet_counterparties.sql", "bsc", "", []any{"bsc", w, us(c, 30*day), us(c, 0), 50}},
+				{"onchain/wallet_counterparties.sql", "ethereum", "", []any{"ethereum", w, us(c, day), us(c, 0), 5}},
+				{"onchain/wallet_pnl.sql", "ethereum", "", []any{"ethereum", w, c.AddDate(0, 0, -29).Format(time.DateOnly), us(c, 0)}},
+				{"onchain/wallet_compare.sql", "base", v, []any{"base", w, v, us(c, 30*day), us(c, 0), 50}},
+				{"onchain/wallet_compare.sql", "ethereum", w, []any{"ethereum", w, w, us(c, 7*day), us(c, 0), 3}},
+			}
+			tail := func(file, chain, b, h, r string) []any {
+				a, err := q.WalletSQLArgs(ctx, file, chain, w, b, h, r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return a
 			}
 			for _, tc := range cases {
-				got := sqlRows(t, q, tc.file, append(tc.args, h, r)...)
+				got := sqlRows(t, q, tc.file, append(tc.args, tail(tc.file, tc.chain, tc.b, h, r)...)...)
 				want := beforeRows(t, q, tc.file, tc.args...)
 				if !reflect.DeepEqual(got, want) {
 					t.Fatalf("%s: %s %v at %s: segments give\n%v\nthe SQL before\n%v", step, tc.file, tc.args, c, got, want)
 				}
-				if perDate := sqlRows(t, q, tc.file, append(tc.args, perDate, perDate)...); !reflect.DeepEqual(perDate, want) {
+				if perDate := sqlRows(t, q, tc.file, append(tc.args, tail(tc.file, tc.chain, tc.b, perDate, perDate)...)...); !reflect.DeepEqual(perDate, want) {
 					t.Fatalf("%s: %s %v at %s: per-date legs give\n%v\nthe SQL before\n%v", step, tc.file, tc.args, c, perDate, want)
 				}
 			}

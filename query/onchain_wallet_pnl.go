@@ -29,8 +29,8 @@ func (q *Queries) OnchainWalletPnL(ctx context.Context, chain, address string, d
 	defer cancel()
 	now := q.Now()
 	first := Date(now.AddDate(0, 0, -(days - 1)))
-	h, r := q.walletSplit()
-	rows, err := q.db.QueryContext(ctx, onchainWalletPnLSQL, chain, address, first, micros(now), h, r)
+	rows, err := q.queryWallet(ctx, onchainWalletPnLSQL, func() (walletArgs, error) { return q.walletArgs(ctx, address, chain) },
+		walletArgs.daysTail, chain, address, first, micros(now))
 	if err != nil {
 		return nil, wrap(ctx, "onchain wallet pnl", err)
 	}

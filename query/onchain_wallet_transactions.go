@@ -91,10 +91,9 @@ func (q *Queries) onchainWalletTransactionsSQL(ctx context.Context, p OnchainWal
 	if p.After != nil {
 		c = *p.After
 	}
-	h, r := q.walletSplit()
-	rows, err := q.db.QueryContext(ctx, onchainWalletTransactionsSQL, p.Chain, p.Address,
-		since, until, p.Token, p.MinUSD,
-		p.After != nil, c.BlockUS, c.LogIndex, c.TxHash, p.Limit+1, h, r)
+	rows, err := q.queryWallet(ctx, onchainWalletTransactionsSQL, func() (walletArgs, error) { return q.walletArgs(ctx, p.Address, p.Chain) },
+		walletArgs.legsTail, p.Chain, p.Address, since, until, p.Token, p.MinUSD,
+		p.After != nil, c.BlockUS, c.LogIndex, c.TxHash, p.Limit+1)
 	if err != nil {
 		return nil, nil, wrap(ctx, "onchain wallet transactions", err)
 	}

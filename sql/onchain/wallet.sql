@@ -2,14 +2,17 @@
 -- now: one row per window with inflow (USD received), outflow (USD sent) and transfers
 -- (a self-transfer once); tokens traded, first seen and last active are all-time and
 -- repeat on every row. A whole day lies in one window band (1 = 24h .. 5 = all) unless
--- a window's start or now falls in it, so the days are read as daily sums per token
--- (wallet_days) except those edge days, read as legs (wallet_legs); both are grouped
+-- a window's start or now falls in it, so the days up to the segments' split are read
+-- as daily sums per token (wallet_seg_days) except those edge days, read as legs
+-- (wallet_seg_legs), and the dates after the split (today's files) as legs, each file
+-- once (wallet_today_legs); all are grouped
 -- once by (chain, token, band), band being the narrowest window holding the leg or
 -- day: the windows are then sums over a few hundred groups (exact DECIMAL sums, so the
 -- same figures as summing the legs), and tokens traded counts the groups' (chain,
 -- token).
 -- $1 address, $2 until (epoch us, inclusive), $3 and $4 the wallet segments' split
--- dates (Queries.walletSplit).
+-- dates, $5 the wallet's onchain_wallet_legs segment files, $6 its onchain_wallet_days
+-- ones, $7 the per-date legs files after $4 (Queries.walletArgs).
 WITH e AS (
     SELECT CAST(make_timestamp($2) AS DATE) AS d0,
            CAST(make_timestamp($2) - INTERVAL 1 DAY AS DATE) AS d1,
@@ -18,9 +21,9 @@ WITH e AS (
            CAST(make_timestamp($2) - INTERVAL 90 DAY AS DATE) AS d90
 ),
 x AS (
-    -- whole days before today's that no window edge falls in
+    -- whole days before today's that no window edge falls in, up to the segments' split
     SELECT chain, token, first_time AS t, inflow AS i, outflow AS o, tx_count AS n, first_time, last_time
-    FROM wallet_days($1, '', $3, $4), e
+    FROM wallet_seg_days($1, '', $3, $4, $6), e
     WHERE day < d0 AND day NOT IN (d1, d7, d30, d90)
     UNION ALL
     -- the legs of the edge days, up to now: one time range per read, so that each
@@ -29,21 +32,27 @@ x AS (
     SELECT chain, token, block_time, CASE WHEN dir = 1 THEN usd END, CASE WHEN dir = -1 THEN usd END,
            CASE WHEN NOT (self AND dir = -1) THEN 1 ELSE 0 END, block_time, block_time
     FROM (
-        SELECT * FROM wallet_legs($1, '', $3, $4)
+        SELECT * FROM wallet_seg_legs($1, '', $3, $4, $5)
         WHERE block_time >= CAST(CAST(make_timestamp($2) - INTERVAL 1 DAY AS DATE) AS TIMESTAMP)
           AND block_time <= make_timestamp($2)
         UNION ALL
-        SELECT * FROM wallet_legs($1, '', $3, $4)
+        SELECT * FROM wallet_seg_legs($1, '', $3, $4, $5)
         WHERE block_time >= CAST(CAST(make_timestamp($2) - INTERVAL 7 DAY AS DATE) AS TIMESTAMP)
           AND block_time < CAST(CAST(make_timestamp($2) - INTERVAL 7 DAY AS DATE) + 1 AS TIMESTAMP)
         UNION ALL
-        SELECT * FROM wallet_legs($1, '', $3, $4)
+        SELECT * FROM wallet_seg_legs($1, '', $3, $4, $5)
         WHERE block_time >= CAST(CAST(make_timestamp($2) - INTERVAL 30 DAY AS DATE) AS TIMESTAMP)
           AND block_time < CAST(CAST(make_timestamp($2) - INTERVAL 30 DAY AS DATE) + 1 AS TIMESTAMP)
         UNION ALL
-        SELECT * FROM wallet_legs($1, '', $3, $4)
+        SELECT * FROM wallet_seg_legs($1, '', $3, $4, $5)
         WHERE block_time >= CAST(CAST(make_timestamp($2) - INTERVAL 90 DAY AS DATE) AS TIMESTAMP)
           AND block_time < CAST(CAST(make_timestamp($2) - INTERVAL 90 DAY AS DATE) + 1 AS TIMESTAMP)
+        UNION ALL
+        -- every leg of the dates after the split (today's files, read once) up to now:
+        -- edge day or not, a leg lands in the band its daily sum would (a whole day
+        -- without an edge lies in one band), so the windows sum the same
+        SELECT * FROM wallet_today_legs($1, '', $4, $7)
+        WHERE block_time <= make_timestamp($2)
     )
 ),
 g AS (

@@ -4,16 +4,18 @@
 -- together (ties on address). USD at transfer time, both directions. Reads the two
 -- wallets' legs; self-transfers are left out.
 -- $1 chain, $2 wallet a, $3 wallet b, $4 since (epoch us, exclusive), $5 until
--- (epoch us, inclusive), $6 rows per list, $7 and $8 the wallet segments' split dates.
+-- (epoch us, inclusive), $6 rows per list, $7 and $8 the wallet segments' split dates,
+-- $9 and $10 wallet a's and wallet b's segment files, $11 the per-date legs files after
+-- $8 (Queries.walletArgs).
 -- Two reads of wallet_legs (each its wallet's bucket) rather than one of both wallets.
 WITH sides AS (
     SELECT wallet AS w, cp AS other, token AS token_address, usd, dir
-    FROM wallet_legs($2, $1, $7, $8)
+    FROM wallet_legs($2, $1, $7, $8, $9, $11)
     WHERE NOT self
       AND block_time > make_timestamp($4) AND block_time <= make_timestamp($5)
     UNION ALL
     SELECT wallet, cp, token, usd, dir
-    FROM wallet_legs($3, $1, $7, $8)
+    FROM wallet_legs($3, $1, $7, $8, $10, $11)
     WHERE $3 <> $2 AND NOT self
       AND block_time > make_timestamp($4) AND block_time <= make_timestamp($5)
 ),

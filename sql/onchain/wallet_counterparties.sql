@@ -2,14 +2,15 @@
 -- rolling window by USD volume both ways (ties on address); the caller adds their cascade labels.
 -- Reads the wallet's legs; self-transfers are not counterparties.
 -- $1 chain, $2 address, $3 since (epoch us, exclusive), $4 until (epoch us, inclusive),
--- $5 row count, $6 and $7 the wallet segments' split dates (Queries.walletSplit).
+-- $5 row count, $6 and $7 the wallet segments' split dates, $8 the wallet's segment
+-- files, $9 the per-date legs files after $7 (Queries.walletArgs).
 WITH c AS (
     SELECT cp AS address,
            sum(usd) FILTER (WHERE dir = -1) AS out_usd,
            sum(usd) FILTER (WHERE dir = 1) AS in_usd,
            count(*) AS tx_count, count(DISTINCT token) AS tokens,
            min(block_time) AS first_ts, max(block_time) AS last_ts
-    FROM wallet_legs($2, $1, $6, $7)
+    FROM wallet_legs($2, $1, $6, $7, $8, $9)
     WHERE NOT self
       AND block_time > make_timestamp($3) AND block_time <= make_timestamp($4)
     GROUP BY cp

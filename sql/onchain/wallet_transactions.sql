@@ -4,13 +4,14 @@
 -- $1 chain, $2 address, $3 since (epoch us, exclusive), $4 until (epoch us, inclusive),
 -- $5 token filter ('' for every token), $6 min USD (unpriced transfers count as 0),
 -- $7 has cursor, $8 cursor block time (epoch us), $9 cursor log index, $10 cursor tx
--- hash, $11 row count, $12 and $13 the wallet segments' split dates.
+-- hash, $11 row count, $12 and $13 the wallet segments' split dates, $14 the wallet's
+-- segment files, $15 the per-date legs files after $13 (Queries.walletArgs).
 SELECT l.tx_hash, l.block_number, epoch_us(l.block_time) AS bt, l.log_index, l.token,
        coalesce(k.symbol, ''),
        CASE WHEN l.dir = 1 THEN l.cp ELSE l.wallet END AS from_address,
        CASE WHEN l.dir = 1 THEN l.wallet ELSE l.cp END AS to_address,
        l.amount::DOUBLE, CASE WHEN l.priced THEN l.usd::DOUBLE END
-FROM wallet_legs($2, $1, $12, $13) l
+FROM wallet_legs($2, $1, $12, $13, $14, $15) l
 LEFT JOIN onchain_tokens_mem k ON k.chain = l.chain AND k.token_address = l.token
 WHERE l.block_time > make_timestamp($3) AND l.block_time <= make_timestamp($4)
   AND NOT (l.self AND l.dir = -1)
