@@ -87,3 +87,24 @@ var PerpdexBuildersDaily = Register(&Table{
 	SortBy: []string{"builder", "day"},
 	Routes: []string{"/v1/perpdex/builders"},
 })
+
+// PerpdexAccountsDaily is the perpetuals boards' drawdown series in per-day segments:
+// per wallet and day, the day's snapshots split where the day's running peak rises,
+// each segment's peak and lowest value, and the day's last snapshot. A board folds the
+// complete days of its window from here (the peak carried from earlier days) and reads
+// raw snapshots only for its two partial edge days; the drawdowns are the same bits
+// as a window function over every snapshot (sql/perpdex/accounts_daily.sql).
+var PerpdexAccountsDaily = Register(&Table{
+	Name: "perpdex_accounts_daily", Area: "perpdex", Prefix: "perpdex/accounts_daily", Partitions: []string{"date"}, File: "daily.parquet", Derived: true,
+	Doc: "Derived from perpdex_accounts, one partition per accounts date: per wallet, the day's equity segments behind the perpetuals leaderboards' drawdowns (sql/perpdex/accounts_daily.sql). Sorted by wallet.",
+	Columns: []Column{
+		{"wallet", "VARCHAR", "0x hex", "user with a snapshot that day"},
+		{"day", "DATE", "UTC", "CAST(snapshot_ts AS DATE)"},
+		{"peak", "DOUBLE", "USD", "the day's running peak of account_value over the segment"},
+		{"low", "DOUBLE", "USD", "the segment's lowest account_value"},
+		{"last_ts", "TIMESTAMP", "UTC", "the day's last snapshot"},
+		{"last_av", "DOUBLE", "USD", "its account_value"},
+	},
+	SortBy: []string{"wallet", "day", "peak"},
+	Routes: []string{"/v1/perpdex/leaderboard", "/v1/perpdex/leaderboard/flow-adjusted", "/v1/perpdex/traders"},
+})

@@ -17,7 +17,8 @@ import (
 // is left out). before is the query before this change (testdata), raw is
 // sql/perpdex/board.sql reading every row raw (position batches bound, one equity
 // scan, date-partition conditions), partials the same with the per-day partial sums
-// published (the hourly build). Run with -benchtime=1x on a large lake.
+// published (the hourly build), window_dd the hourly build before the drawdowns came
+// from perpdex_accounts_daily (testdata). Run with -benchtime=1x on a large lake.
 func BenchmarkPerpdexBoardBuild(b *testing.B) {
 	ctx := context.Background()
 	at := PerpdexBoardTime(testlake.BenchNow(b))
@@ -55,7 +56,11 @@ func BenchmarkPerpdexBoardBuild(b *testing.B) {
 		}
 		rows.Close()
 	}
-	for _, v := range []string{"before", "raw", "partials"} {
+	windowDD, err := os.ReadFile("testdata/perpdex_board_window_dd.sql")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, v := range []string{"before", "raw", "partials", "window_dd"} {
 		b.Run(v, func(b *testing.B) {
 			perWindow := map[string]time.Duration{}
 			for b.Loop() {
@@ -66,11 +71,13 @@ func BenchmarkPerpdexBoardBuild(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					lo, hi := perpdexBoardDays(start, at, v == "partials")
+					lo, hi := perpdexBoardDays(start, at, v == "partials" || v == "window_dd")
 					for _, bk := range closedTradeBuckets {
 						blo, bhi := bucketRange(bk)
 						if v == "before" {
 							drain(string(before), start, at, blo, bhi, lab.current)
+						} else if v == "window_dd" {
+							drain(string(windowDD), start, at, blo, bhi, lab.current, bs, be, lo, hi)
 						} else {
 							drain(perpdexBoardSQL, start, at, blo, bhi, lab.current, bs, be, lo, hi)
 						}

@@ -230,6 +230,68 @@ func pdDailyMatchesFills(t *testing.T, q *Queries, what string) {
 	}
 	pdDailyMatches(t, q, what, strings.TrimRight(strings.TrimSpace(full), ";"),
 		`SELECT * EXCLUDE (date) FROM perpdex_builders_daily`)
+	// The accounts' day segments of every date at once.
+	full = strings.Replace(perpdexDailies[4].query, "WHERE date = $1::DATE", "", 1)
+	if full == perpdexDailies[4].query {
+		t.Fatal("accounts_daily.sql no longer has its date condition")
+	}
+	pdDailyMatches(t, q, what, strings.TrimRight(strings.TrimSpace(full), ";"),
+		`SELECT * EXCLUDE (date) FROM perpdex_accounts_daily`)
+}
+
+// TestPerpdexAccountsDailyIncremental: the drawdowns from the accounts' day segments
+// equal the raw oracle's after a corrected accounts file (values moved, snapshots
+// dropped, a new peak inside the day), a removed day and the same day back late, with
+// only the changed date republished each time.
+func TestPerpdexAccountsDailyIncremental(t *testing.T) {
+	q := pdBoardQueries(t)
+	ctx := context.Background()
+	src := testlake.Tiny(t)
+	files, _ := lake.PerpdexAccounts.Files(src)
+	if len(files) < 4 {
+		t.Fatalf("tiny lake: %d accounts dates", len(files))
+	}
+	day := strings.TrimPrefix(filepath.Base(filepath.Dir(files[len(files)-3])), "date=")
+	rel, _ := lake.PerpdexAccounts.Path(day)
+	path := filepath.Join(q.dir, filepath.FromSlash(rel))
+	publish := func(what string, written, removed []string) {
+		t.Helper()
+		ps, err := q.PublishPerpdexDaily(ctx)
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		for _, p := range ps {
+			if p.Table != lake.PerpdexAccountsDaily.Name {
+				if len(p.Written)+len(p.Removed) != 0 {
+					t.Fatalf("%s: %+v", what, p)
+				}
+			} else if !slices.Equal(p.Written, written) || !slices.Equal(p.Removed, removed) {
+				t.Fatalf("%s: wrote %v removed %v, want %v and %v", what, p.Written, p.Removed, written, removed)
+			}
+		}
+		pdDailyMatchesFills(t, q, what)
+		pdBoardCheck(t, q, what, false, pdClocks()...)
+	}
+	if _, err := lake.CopyQuery(ctx, q.db, q.dir, lake.PerpdexAccounts, []string{day},
+		`SELECT * REPLACE (CASE WHEN hour(snapshot_ts) = 15 THEN account_value * 3 + 1000
+		                        WHEN hour(snapshot_ts) % 4 = 1 THEN account_value * 0.7 ELSE account_value END AS account_value)
+		 FROM read_parquet($1, hive_partitioning = false) WHERE hour(snapshot_ts) % 7 <> 3`, files[len(files)-3]); err != nil {
+		t.Fatal(err)
+	}
+	publish("a corrected accounts day", []string{day}, nil)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Dir(path)); err != nil {
+		t.Fatal(err)
+	}
+	publish("the day removed", nil, []string{day})
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	publish("the day back, late", []string{day}, nil)
 }
 
 // pdBuildersCheck compares the builders board computed from the published per-day
