@@ -348,17 +348,18 @@ func TestPredmktBoardHourlyInLakeAndRebuild(t *testing.T) {
 	if len(files) != 1 || filepath.Base(files[0]) != "board.parquet" {
 		t.Fatalf("board files %v", files)
 	}
-	var built time.Time
+	var builtTS time.Time
 	var n int64
-	if err := q1.DB().QueryRowContext(context.Background(), "SELECT max(built_ts), count(*) FROM predmkt_board").Scan(&built, &n); err != nil {
+	if err := q1.DB().QueryRowContext(context.Background(), "SELECT max(built_ts), count(*) FROM predmkt_board").Scan(&builtTS, &n); err != nil {
 		t.Fatal(err)
 	}
-	if !built.Equal(testlake.Now()) || n != int64(len(b1.Cats["all"])+len(b1.Cats["Sports"])+len(b1.Cats["Tech"])) {
-		t.Fatalf("board in lake: built %v, %d rows", built, n)
+	if !builtTS.Equal(testlake.Now()) || n != int64(len(b1.Cats["all"])+len(b1.Cats["Sports"])+len(b1.Cats["Tech"])) {
+		t.Fatalf("board in lake: built %v, %d rows", builtTS, n)
 	}
 	// Doctor the lake's board: a second store in the same hour must serve it as is.
 	w, _ := lake.NewWriter(dir)
-	_, err = w.Write(context.Background(), lake.PredmktBoard, nil, func(add lake.AppendFunc) error {
+	built := strings.TrimPrefix(filepath.Base(filepath.Dir(files[0])), "built=")
+	_, err = w.Write(context.Background(), lake.PredmktBoard, []string{built}, func(add lake.AppendFunc) error {
 		return add("all", pmWallet(7), "", "", 123.45, 0.0, 0.0, 0.0, int64(30), nil, nil, 10.0, 0.0, 0.0, 0.0,
 			int64(1), int64(0), int64(0), int64(0), 10.0, int64(1), int64(0), int64(0), testlake.Now())
 	})
@@ -386,10 +387,10 @@ func TestPredmktBoardHourlyInLakeAndRebuild(t *testing.T) {
 	if findRow(rows, pmWallet(7)) != nil || findRow(rows, pmWallet(1)) == nil {
 		t.Fatalf("next hour did not rebuild: %+v", rows)
 	}
-	if err := q2.DB().QueryRowContext(context.Background(), "SELECT max(built_ts) FROM predmkt_board").Scan(&built); err != nil {
+	if err := q2.DB().QueryRowContext(context.Background(), "SELECT max(built_ts) FROM predmkt_board").Scan(&builtTS); err != nil {
 		t.Fatal(err)
 	}
-	if !built.Equal(testlake.Now().Add(time.Hour)) {
-		t.Fatalf("rebuilt board stamped %v", built)
+	if !builtTS.Equal(testlake.Now().Add(time.Hour)) {
+		t.Fatalf("rebuilt board stamped %v", builtTS)
 	}
 }

@@ -51,3 +51,60 @@ var PerpdexFundingDaily = Register(&Table{
 	SortBy: []string{"wallet", "day"},
 	Routes: []string{"/v1/perpdex/leaderboard", "/v1/perpdex/leaderboard/flow-adjusted", "/v1/perpdex/traders"},
 })
+
+// PerpdexBuildersDaily is the builders board's per-day partial aggregates of the
+// builder-code fills: per builder and day, exact decimal sums and counts, and what is
+// not a sum kept as values (the day's distinct wallets, coins and dexes, and every
+// fee rate, for the window's distinct counts and median). The builders board
+// (sql/perpdex/builders_board.sql) adds a window's complete days from here and reads
+// raw fills only for its two partial edge days.
+var PerpdexBuildersDaily = Register(&Table{
+	Name: "perpdex_builders_daily", Area: "perpdex", Prefix: "perpdex/builders_daily", Partitions: []string{"date"}, File: "daily.parquet", Derived: true,
+	Doc: "Derived from perpdex_fills, one partition per fills date: per builder, the day's aggregates behind the builders board (sql/perpdex/builders_daily.sql). Sorted by builder.",
+	Columns: []Column{
+		{"builder", "VARCHAR", "0x hex", "builder code with a fill that day"},
+		{"day", "DATE", "UTC", "CAST(time AS DATE)"},
+		{"fee_x", "DECIMAL(38,10)", "USD", "sum of builder_fee"},
+		{"volume_x", "DECIMAL(38,10)", "USD", "sum of px * sz"},
+		{"share_x", "DECIMAL(38,10)", "USD", "sum of px * sz over one side per (builder, tid), the lower wallet"},
+		{"fills", "BIGINT", "", "builder fills that day"},
+		{"node_fee_x", "DECIMAL(38,10)", "USD", "sum of fee - builder_fee - deployer_fee"},
+		{"trader_fee_x", "DECIMAL(38,10)", "USD", "sum of fee"},
+		{"deployer_fee_x", "DECIMAL(38,10)", "USD", "sum of deployer_fee; NULL when none"},
+		{"closed_pnl_x", "DECIMAL(38,10)", "USD", "sum of closed_pnl"},
+		{"crossed_fills", "BIGINT", "", "taker fills"},
+		{"first_seen", "TIMESTAMP", "UTC", "first fill of the day"},
+		{"last_seen", "TIMESTAMP", "UTC", "last fill of the day"},
+		{"fee_rates_bps", "DOUBLE[]", "bps", "builder_fee / (px * sz) * 10000 of every fill with a builder fee, ascending; NULL when none"},
+		{"buy_x", "DECIMAL(38,10)", "USD", "sum of px * sz of buys; NULL when none"},
+		{"sell_x", "DECIMAL(38,10)", "USD", "sum of px * sz of sells; NULL when none"},
+		{"non_usd_fee_fills", "BIGINT", "", "fills whose fee token is not USDC"},
+		{"non_usd_fee_x", "DECIMAL(38,10)", "USD", "their px * sz; NULL when none"},
+		{"wallets", "VARCHAR[]", "0x hex", "distinct wallets, ascending"},
+		{"coins", "VARCHAR[]", "", "distinct coins, ascending"},
+		{"dexes", "VARCHAR[]", "", "distinct dexes ('' for the main venue), ascending"},
+	},
+	SortBy: []string{"builder", "day"},
+	Routes: []string{"/v1/perpdex/builders"},
+})
+
+// PerpdexAccountsDaily is the perpetuals boards' drawdown series in per-day segments:
+// per wallet and day, the day's snapshots split where the day's running peak rises,
+// each segment's peak and lowest value, and the day's last snapshot. A board folds the
+// complete days of its window from here (the peak carried from earlier days) and reads
+// raw snapshots only for its two partial edge days; the drawdowns are the same bits
+// as a window function over every snapshot (sql/perpdex/accounts_daily.sql).
+var PerpdexAccountsDaily = Register(&Table{
+	Name: "perpdex_accounts_daily", Area: "perpdex", Prefix: "perpdex/accounts_daily", Partitions: []string{"date"}, File: "daily.parquet", Derived: true,
+	Doc: "Derived from perpdex_accounts, one partition per accounts date: per wallet, the day's equity segments behind the perpetuals leaderboards' drawdowns (sql/perpdex/accounts_daily.sql). Sorted by wallet.",
+	Columns: []Column{
+		{"wallet", "VARCHAR", "0x hex", "user with a snapshot that day"},
+		{"day", "DATE", "UTC", "CAST(snapshot_ts AS DATE)"},
+		{"peak", "DOUBLE", "USD", "the day's running peak of account_value over the segment"},
+		{"low", "DOUBLE", "USD", "the segment's lowest account_value"},
+		{"last_ts", "TIMESTAMP", "UTC", "the day's last snapshot"},
+		{"last_av", "DOUBLE", "USD", "its account_value"},
+	},
+	SortBy: []string{"wallet", "day", "peak"},
+	Routes: []string{"/v1/perpdex/leaderboard", "/v1/perpdex/leaderboard/flow-adjusted", "/v1/perpdex/traders"},
+})

@@ -6,10 +6,14 @@ package lake
 // smart-money cohort. One row per (category, wallet): category "all" holds lifetime
 // figures over every market, the other rows the same figures recomputed on one
 // category's markets only. Figures are stored already rounded (USD to the cent,
-// ratios to six places), exactly as the routes return them.
+// ratios to six places), exactly as the routes return them. Partition built is the
+// board hour and a short hash of the source files (trades, markets, resolutions,
+// profiles) it was computed from, as the other hourly boards' (tables_boards.go): a
+// process in the same hour with the same sources reads it back instead of recomputing
+// it; a new or corrected source file gives another built.
 var PredmktBoard = Register(&Table{
-	Name: "predmkt_board", Area: "predmkt", Prefix: "predmkt/board", File: "board.parquet", Derived: true,
-	Doc: "Derived, rebuilt hourly in-process and by `mdq rebuild`: realized PnL, hit rate, volume and trade figures per (category, wallet).",
+	Name: "predmkt_board", Area: "predmkt", Prefix: "predmkt/board", Partitions: []string{"built"}, File: "board.parquet", Derived: true,
+	Doc: "Derived, hourly (built = the board hour and a hash of its source files; computed once per hour and sources, read back by later processes): realized PnL, hit rate, volume and trade figures per (category, wallet).",
 	Columns: []Column{
 		{"category", "VARCHAR", "", "all, or one category (Crypto, Sports, Politics, Pop-Culture, Tech)"},
 		{"wallet", "VARCHAR", "0x hex", "proxy wallet"},

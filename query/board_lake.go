@@ -143,8 +143,12 @@ func isWriteError(err error) bool {
 // when keepHours is negative, else those of built's hour from other sources and those of
 // hours more than keepHours before it. A reader holding a removed file open keeps
 // reading it (POSIX).
+// A table partitioned by built alone (the prediction-market board) passes board "".
 func (q *Queries) pruneBoards(t *lake.Table, board, built string, keepHours int) {
-	dir := filepath.Join(q.dir, filepath.FromSlash(t.Prefix), "board="+board)
+	dir := filepath.Join(q.dir, filepath.FromSlash(t.Prefix))
+	if board != "" {
+		dir = filepath.Join(dir, "board="+board)
+	}
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"mdq/internal/testlake"
+	"mdq/lake"
 )
 
 // BenchmarkPerpdexBoardBuild measures the query work of one hour's perpetuals
@@ -16,7 +17,8 @@ import (
 // is left out). before is the query before this change (testdata), raw is
 // sql/perpdex/board.sql reading every row raw (position batches bound, one equity
 // scan, date-partition conditions), partials the same with the per-day partial sums
-// published (the hourly build). Run with -benchtime=1x on a large lake.
+// published (the hourly build), window_dd the hourly build before the drawdowns came
+// from perpdex_accounts_daily (testdata). Run with -benchtime=1x on a large lake.
 func BenchmarkPerpdexBoardBuild(b *testing.B) {
 	ctx := context.Background()
 	at := PerpdexBoardTime(testlake.BenchNow(b))
@@ -54,7 +56,11 @@ func BenchmarkPerpdexBoardBuild(b *testing.B) {
 		}
 		rows.Close()
 	}
-	for _, v := range []string{"before", "raw", "partials"} {
+	windowDD, err := os.ReadFile("testdata/perpdex_board_window_dd.sql")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, v := range []string{"before", "raw", "partials", "window_dd"} {
 		b.Run(v, func(b *testing.B) {
 			perWindow := map[string]time.Duration{}
 			for b.Loop() {
@@ -65,11 +71,13 @@ func BenchmarkPerpdexBoardBuild(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					lo, hi := perpdexBoardDays(start, at, v == "partials")
+					lo, hi := perpdexBoardDays(start, at, v == "partials" || v == "window_dd")
 					for _, bk := range closedTradeBuckets {
 						blo, bhi := bucketRange(bk)
 						if v == "before" {
 							drain(string(before), start, at, blo, bhi, lab.current)
+						} else if v == "window_dd" {
+							drain(string(windowDD), start, at, blo, bhi, lab.current, bs, be, lo, hi)
 						} else {
 							drain(perpdexBoardSQL, start, at, blo, bhi, lab.current, bs, be, lo, hi)
 						}
@@ -99,7 +107,12 @@ func BenchmarkPerpdexDailyPublication(b *testing.B) {
 	defer q.Close()
 	ctx := context.Background()
 	var newest, aside []string
+	seen := map[*lake.Table]bool{} // fills feed two tables: their newest date moves once
 	for _, d := range perpdexDailies {
+		if seen[d.src] {
+			continue
+		}
+		seen[d.src] = true
 		files, err := d.src.Files(dir)
 		if err != nil || len(files) < 2 {
 			b.Fatal("no files", d.src.Name, err)
@@ -134,7 +147,9 @@ func BenchmarkPerpdexDailyPublication(b *testing.B) {
 				b.Fatal(err)
 			}
 			moved++
-			os.Remove(filepath.Join(dir, filepath.FromSlash(perpdexDailies[i].sidecar)))
+		}
+		for _, d := range perpdexDailies {
+			os.Remove(filepath.Join(dir, filepath.FromSlash(d.sidecar)))
 		}
 		t0 := time.Now()
 		ps, err := q.PublishPerpdexDaily(ctx)
@@ -149,11 +164,61 @@ func BenchmarkPerpdexDailyPublication(b *testing.B) {
 		t0 = time.Now()
 		ps, err = q.PublishPerpdexDaily(ctx)
 		day = time.Since(t0)
-		if err != nil || written(ps) != len(newest) {
+		if err != nil || written(ps) != len(perpdexDailies) {
 			b.Fatalf("one day: %+v %v", ps, err)
 		}
 	}
 	b.ReportMetric(full.Seconds(), "full_s")
 	b.ReportMetric(day.Seconds(), "one_day_s")
 	b.ReportMetric(day.Seconds()/full.Seconds(), "ratio")
+}
+
+// BenchmarkPerpdexBuildersBoardBuild measures the builders board's hourly query on
+// MDQ_BENCH_LAKE for every window: before (builder_metrics.sql, every fill of the
+// window) against the board from the per-day aggregates (perpdex_builders_daily,
+// published first) and raw edge days, in the same run.
+func BenchmarkPerpdexBuildersBoardBuild(b *testing.B) {
+	ctx := context.Background()
+	at := PerpdexBoardTime(testlake.BenchNow(b))
+	q, err := Open(ctx, testlake.Bench(b), Options{Now: func() time.Time { return at }, NoGoLimit: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer q.Close()
+	if _, err := q.PublishPerpdexDaily(ctx); err != nil {
+		b.Fatal(err)
+	}
+	drain := func(query string, args ...any) {
+		rows, err := q.db.QueryContext(ctx, query, args...)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for rows.Next() {
+		}
+		if err := rows.Err(); err != nil {
+			b.Fatal(err)
+		}
+		rows.Close()
+	}
+	for _, v := range []string{"before", "partials"} {
+		b.Run(v, func(b *testing.B) {
+			perWindow := map[string]time.Duration{}
+			for b.Loop() {
+				for _, w := range PerpdexWindowNames {
+					t0 := time.Now()
+					start := PerpdexWindowStart(w, at)
+					if v == "before" {
+						drain(perpdexBuilderMetricsSQL, nil, start, at, "builder")
+					} else {
+						lo, hi := perpdexBoardDays(start, at, true)
+						drain(perpdexBuildersBoardSQL, start, at, lo, hi)
+					}
+					perWindow[w] += time.Since(t0)
+				}
+			}
+			for w, d := range perWindow {
+				b.ReportMetric(d.Seconds()/float64(b.N), w+"_s")
+			}
+		})
+	}
 }

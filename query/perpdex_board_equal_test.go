@@ -223,6 +223,111 @@ func pdDailyMatchesFills(t *testing.T, q *Queries, what string) {
 		FROM perpdex_positions GROUP BY ALL`, `SELECT wallet, day, leverage_x, leverage_n FROM perpdex_positions_daily`)
 	pdDailyMatches(t, q, what, `SELECT wallet, CAST(time AS DATE) AS day, sum(CAST(usdc AS DECIMAL(38, 10)))
 		FROM perpdex_funding GROUP BY ALL`, `SELECT wallet, day, usdc_x FROM perpdex_funding_daily`)
+	// The builders' day aggregates of every date at once (a trade's sides share a day).
+	full := strings.Replace(perpdexDailies[3].query, "WHERE date = $1::DATE AND", "WHERE", 1)
+	if full == perpdexDailies[3].query {
+		t.Fatal("builders_daily.sql no longer has its date condition")
+	}
+	pdDailyMatches(t, q, what, strings.TrimRight(strings.TrimSpace(full), ";"),
+		`SELECT * EXCLUDE (date) FROM perpdex_builders_daily`)
+	// The accounts' day segments of every date at once.
+	full = strings.Replace(perpdexDailies[4].query, "WHERE date = $1::DATE", "", 1)
+	if full == perpdexDailies[4].query {
+		t.Fatal("accounts_daily.sql no longer has its date condition")
+	}
+	pdDailyMatches(t, q, what, strings.TrimRight(strings.TrimSpace(full), ";"),
+		`SELECT * EXCLUDE (date) FROM perpdex_accounts_daily`)
+}
+
+// TestPerpdexAccountsDailyIncremental: the drawdowns from the accounts' day segments
+// equal the raw oracle's after a corrected accounts file (values moved, snapshots
+// dropped, a new peak inside the day), a removed day and the same day back late, with
+// only the changed date republished each time.
+func TestPerpdexAccountsDailyIncremental(t *testing.T) {
+	q := pdBoardQueries(t)
+	ctx := context.Background()
+	src := testlake.Tiny(t)
+	files, _ := lake.PerpdexAccounts.Files(src)
+	if len(files) < 4 {
+		t.Fatalf("tiny lake: %d accounts dates", len(files))
+	}
+	day := strings.TrimPrefix(filepath.Base(filepath.Dir(files[len(files)-3])), "date=")
+	rel, _ := lake.PerpdexAccounts.Path(day)
+	path := filepath.Join(q.dir, filepath.FromSlash(rel))
+	publish := func(what string, written, removed []string) {
+		t.Helper()
+		ps, err := q.PublishPerpdexDaily(ctx)
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		for _, p := range ps {
+			if p.Table != lake.PerpdexAccountsDaily.Name {
+				if len(p.Written)+len(p.Removed) != 0 {
+					t.Fatalf("%s: %+v", what, p)
+				}
+			} else if !slices.Equal(p.Written, written) || !slices.Equal(p.Removed, removed) {
+				t.Fatalf("%s: wrote %v removed %v, want %v and %v", what, p.Written, p.Removed, written, removed)
+			}
+		}
+		pdDailyMatchesFills(t, q, what)
+		pdBoardCheck(t, q, what, false, pdClocks()...)
+	}
+	if _, err := lake.CopyQuery(ctx, q.db, q.dir, lake.PerpdexAccounts, []string{day},
+		`SELECT * REPLACE (CASE WHEN hour(snapshot_ts) = 15 THEN account_value * 3 + 1000
+		                        WHEN hour(snapshot_ts) % 4 = 1 THEN account_value * 0.7 ELSE account_value END AS account_value)
+		 FROM read_parquet($1, hive_partitioning = false) WHERE hour(snapshot_ts) % 7 <> 3`, files[len(files)-3]); err != nil {
+		t.Fatal(err)
+	}
+	publish("a corrected accounts day", []string{day}, nil)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Dir(path)); err != nil {
+		t.Fatal(err)
+	}
+	publish("the day removed", nil, []string{day})
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	publish("the day back, late", []string{day}, nil)
+}
+
+// pdBuildersCheck compares the builders board computed from the published per-day
+// aggregates (complete days) and raw fills (the edge days), and from raw fills alone
+// through the same query, with builder_metrics.sql (the board's query before them),
+// field for field (floats by their bits), for every window at each clock.
+func pdBuildersCheck(t *testing.T, q *Queries, what string, clocks ...time.Time) {
+	t.Helper()
+	for _, at := range clocks {
+		for _, w := range PerpdexWindowNames {
+			start := PerpdexWindowStart(w, at)
+			want := boardRowsOf(t, q, perpdexBuilderMetricsSQL, nil, start, at, "builder")
+			if len(want) == 0 && w == "all" {
+				t.Fatalf("%s %s: an empty builders board proves nothing", what, at)
+			}
+			for _, partials := range []bool{true, false} {
+				lo, hi := perpdexBoardDays(start, at, partials)
+				got := boardRowsOf(t, q, perpdexBuildersBoardSQL, start, at, lo, hi)
+				sameBoard(t, fmt.Sprintf("%s: builders %s %s partials %v", what, at.Format(time.RFC3339), w, partials), got, want)
+			}
+		}
+	}
+}
+
+// TestPerpdexBuildersBoardSame: the builders board from the per-day aggregates equals
+// builder_metrics.sql's, for every window, at the lake's clock and at past clocks
+// (inside a day, at midnight, and on the instant of the newest fill, which the window
+// includes).
+func TestPerpdexBuildersBoardSame(t *testing.T) {
+	q := pdBoardQueries(t)
+	pdDailyMatchesFills(t, q, "tiny")
+	var last time.Time
+	if err := q.db.QueryRow("SELECT max(time) FROM perpdex_fills WHERE builder IS NOT NULL").Scan(&last); err != nil {
+		t.Fatal(err)
+	}
+	pdBuildersCheck(t, q, "tiny", append(pdClocks(), last, last.Truncate(24*time.Hour), last.Truncate(24*time.Hour).Add(-time.Microsecond))...)
 }
 
 func pdDailyMatches(t *testing.T, q *Queries, what, full, pub string) {
@@ -277,7 +382,7 @@ func TestPerpdexBoardIncremental(t *testing.T) {
 		slices.Sort(written)
 		slices.Sort(removed)
 		for _, p := range ps {
-			if p.Table != lake.PerpdexFillsDaily.Name {
+			if p.Table != lake.PerpdexFillsDaily.Name && p.Table != lake.PerpdexBuildersDaily.Name {
 				if len(p.Written)+len(p.Removed) != 0 { // only fills files changed
 					t.Fatalf("%s: %+v", what, p)
 				}
@@ -288,6 +393,7 @@ func TestPerpdexBoardIncremental(t *testing.T) {
 		pdDailyMatchesFills(t, q, what)
 		c := pdClocks()
 		pdBoardCheck(t, q, what, false, c[0], c[1])
+		pdBuildersCheck(t, q, what, c...)
 	}
 	for _, day := range []string{d(1), d(4), d(6)} {
 		if err := os.RemoveAll(filepath.Dir(path(q.dir, day))); err != nil {

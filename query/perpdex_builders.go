@@ -14,6 +14,7 @@ import (
 
 var (
 	perpdexBuilderMetricsSQL = sqlfiles.MustRead("perpdex/builder_metrics.sql")
+	perpdexBuildersBoardSQL  = sqlfiles.MustRead("perpdex/builders_board.sql")
 	perpdexVenueVolumeSQL    = sqlfiles.MustRead("perpdex/venue_volume.sql")
 )
 
@@ -149,8 +150,26 @@ func (q *Queries) builderMetricsSQL(ctx context.Context, board, builder string, 
 	var rows *sql.Rows
 	var err error
 	if board != "" {
-		rows, err = q.sourcedBoardRows(ctx, lake.PerpdexBuildersBoard, board, end, []*lake.Table{lake.PerpdexFills}, nil,
-			perpdexBuilderMetricsSQL, pdNullStr(builder), start, end, key)
+		// The builders board (every builder, by builder): the window's complete days from
+		// the per-day partial aggregates (perpdex_builders_daily), brought up to date
+		// only when the board is to be computed; the same rows and bits as
+		// builder_metrics.sql (TestPerpdexBuildersBoardSame). prepare sets the complete
+		// days in args, which the computation reads after it; a lake where the partial
+		// aggregates cannot be written reads every fill raw (the epoch for both).
+		epoch := time.Unix(0, 0).UTC()
+		args := []any{start, end, epoch, epoch}
+		prepare := func(ctx context.Context) error {
+			if _, err := q.PublishPerpdexDaily(ctx); err == nil {
+				args[2], args[3] = perpdexBoardDays(start, end, true)
+			} else if ctx.Err() != nil || !isWriteError(err) {
+				return err
+			} else {
+				q.log.Warn("perpdex daily partial sums not published (lake not writable); builders board from raw fills", "err", err)
+			}
+			return nil
+		}
+		rows, err = q.sourcedBoardRows(ctx, lake.PerpdexBuildersBoard, board, end, []*lake.Table{lake.PerpdexFills}, prepare,
+			perpdexBuildersBoardSQL, args...)
 	} else {
 		rows, err = q.db.QueryContext(ctx, perpdexBuilderMetricsSQL, pdNullStr(builder), start, end, key)
 	}

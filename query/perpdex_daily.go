@@ -27,6 +27,8 @@ var perpdexDailies = []perpdexDaily{
 	{lake.PerpdexFills, lake.PerpdexFillsDaily, sqlfiles.MustRead("perpdex/fills_daily.sql"), "perpdex/fills_daily/_sources.json"},
 	{lake.PerpdexPositions, lake.PerpdexPositionsDaily, sqlfiles.MustRead("perpdex/positions_daily.sql"), "perpdex/positions_daily/_sources.json"},
 	{lake.PerpdexFunding, lake.PerpdexFundingDaily, sqlfiles.MustRead("perpdex/funding_daily.sql"), "perpdex/funding_daily/_sources.json"},
+	{lake.PerpdexFills, lake.PerpdexBuildersDaily, sqlfiles.MustRead("perpdex/builders_daily.sql"), "perpdex/builders_daily/_sources.json"},
+	{lake.PerpdexAccounts, lake.PerpdexAccountsDaily, sqlfiles.MustRead("perpdex/accounts_daily.sql"), "perpdex/accounts_daily/_sources.json"},
 }
 
 var perpdexDailyLocks sync.Map // lake dir -> *sync.Mutex

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -24,6 +25,7 @@ import (
 var (
 	perpdexClosedTradesSQL = sqlfiles.MustRead("perpdex/closed_trades.sql")
 	perpdexWalletTradesSQL = sqlfiles.MustRead("perpdex/closed_trades_index.sql")
+	perpdexBucketTradesSQL = sqlfiles.MustRead("perpdex/closed_trades_bucket.sql")
 	// perpdexWalletTradesAtSQL reconstructs one wallet's trades from its fills up to a
 	// clock (the publication's SQL, bounded); see perpdexWalletTrades.
 	perpdexWalletTradesAtSQL = strings.Replace(sqlfiles.MustRead("perpdex/closed_trades_wallet_at.sql"), "__TRADES__",
@@ -594,7 +596,7 @@ func (q *Queries) perpdexWalletTrades(ctx context.Context, wallet string) ([]pdT
 		return nil, err
 	}
 	now := q.Now()
-	out, err := q.perpdexWalletTradesRead(ctx, perpdexWalletTradesSQL, wallet)
+	out, err := q.perpdexBucketTrades(ctx, wallet)
 	if err != nil {
 		return nil, err
 	}
@@ -602,6 +604,33 @@ func (q *Queries) perpdexWalletTrades(ctx context.Context, wallet string) ([]pdT
 		return q.perpdexWalletTradesRead(ctx, perpdexWalletTradesAtSQL, wallet, wallet+"~", now)
 	}
 	return out, nil
+}
+
+// perpdexBucketTrades reads a wallet's published trades from the files of its bucket
+// only (a glob of the bucket's segments): the view's wallet filter checked the footers
+// and row groups of all 16 buckets' files per request, the route's whole cost on the
+// medium lake. A wallet outside every bucket, or a bucket without files (none of its
+// wallets traded) or being replaced under the read, is read through the view.
+func (q *Queries) perpdexBucketTrades(ctx context.Context, wallet string) ([]pdTradeRow, error) {
+	for _, b := range closedTradeBuckets {
+		if lo, hi := bucketRange(b); wallet < lo || wallet >= hi {
+			continue
+		}
+		rel, err := lake.PerpdexClosedTrades.Path(b, "x")
+		if err != nil {
+			break
+		}
+		glob := filepath.Join(q.dir, filepath.FromSlash(path.Dir(path.Dir(rel))), "segment=*", lake.PerpdexClosedTrades.File)
+		if m, _ := filepath.Glob(glob); len(m) == 0 {
+			break
+		}
+		out, err := q.perpdexWalletTradesRead(ctx, perpdexBucketTradesSQL, wallet, glob)
+		if err == nil || ctx.Err() != nil {
+			return out, err
+		}
+		break
+	}
+	return q.perpdexWalletTradesRead(ctx, perpdexWalletTradesSQL, wallet)
 }
 
 // perpdexWalletTradesRead runs one of the wallet trade reads and sorts its rows.

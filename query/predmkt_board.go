@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -79,6 +81,28 @@ type Board struct {
 type boardState struct {
 	cur atomic.Pointer[Board]
 	mu  sync.Mutex
+	// computes counts the boards this store computed (rather than read back), so tests
+	// can tell a publication from a read.
+	computes atomic.Int64
+}
+
+// predmktBoardSources are the tables sql/predmkt/board.sql reads: the board published
+// for an hour is read back only while their files are the ones it was computed from.
+var predmktBoardSources = []*lake.Table{lake.PredmktTrades, lake.PredmktMarkets, lake.PredmktResolutions, lake.PredmktProfiles}
+
+// predmktBoardFile is the built partition and the file of the board of hour computed
+// from the lake's current sources (a stat of each source file).
+func (q *Queries) predmktBoardFile(hour time.Time) (built, path string, err error) {
+	sig, err := filesSignature(q.dir, predmktBoardSources...)
+	if err != nil {
+		return "", "", &StoreError{Op: "predmkt board", Err: err}
+	}
+	built = boardBuilt(hour, sig)
+	rel, err := lake.PredmktBoard.Path(built)
+	if err != nil {
+		return "", "", err
+	}
+	return built, filepath.Join(q.dir, filepath.FromSlash(rel)), nil
 }
 
 type boardKey struct{}
@@ -158,29 +182,47 @@ func (q *Queries) predmktBoard(ctx context.Context) (*Board, error) {
 	if b := st.cur.Load(); b != nil && b.Hour.Equal(hour) {
 		return b, nil
 	}
-	b, err := q.loadBoard(ctx, hour)
+	b, _, err := q.publishPredmktBoard(ctx)
+	return b, err
+}
+
+// PublishPredmktBoard makes the board of the current hour the cached one: read back
+// from the lake when it was published for this hour from the lake's current source
+// files, else computed and published. computed says which (`mdq rebuild` with nothing
+// due reads it back).
+func (q *Queries) PublishPredmktBoard(ctx context.Context) (b *Board, computed bool, err error) {
+	return q.publishPredmktBoard(ctx)
+}
+
+func (q *Queries) publishPredmktBoard(ctx context.Context) (*Board, bool, error) {
+	b, err := q.loadBoard(ctx, q.Now().Truncate(time.Hour))
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	if b == nil {
-		if b, err = q.RebuildPredmktBoard(ctx); err != nil {
-			return nil, err
-		}
-		return b, nil
+	if b != nil {
+		q.boardState().cur.Store(b)
+		return b, false, nil
 	}
-	st.cur.Store(b)
-	return b, nil
+	b, err = q.RebuildPredmktBoard(ctx)
+	return b, err == nil, err
 }
 
 // RebuildPredmktBoard computes the board for the current hour, writes it to the lake
 // as Parquet (atomically) and makes it the cached board.
 func (q *Queries) RebuildPredmktBoard(ctx context.Context) (*Board, error) {
 	hour := q.Now().Truncate(time.Hour)
+	// The sources' signature is taken before the computation: a file that changes while
+	// it runs gives the next check another built, so a board is never labelled with
+	// sources newer than the ones it read.
+	built, _, err := q.predmktBoardFile(hour)
+	if err != nil {
+		return nil, err
+	}
 	b, err := q.computeBoard(ctx, hour)
 	if err != nil {
 		return nil, err
 	}
-	if err := q.writeBoard(ctx, b); err != nil {
+	if err := q.writeBoard(ctx, b, built); err != nil {
 		return nil, fmt.Errorf("predmkt board: write: %w", err)
 	}
 	q.boardState().cur.Store(b)
@@ -191,6 +233,7 @@ func (q *Queries) computeBoard(ctx context.Context, hour time.Time) (*Board, err
 	ctx, cancel := q.ctx(ctx)
 	defer cancel()
 	const op = "predmkt board"
+	q.boardState().computes.Add(1)
 	// The board is as of the start of its hour (built_ts), whenever in the hour it is
 	// computed, so every process and `mdq rebuild` build the same rows for one hour.
 	rows, err := q.db.QueryContext(ctx, predmktBoardSQL, hour.UnixMilli())
@@ -270,13 +313,15 @@ func (b *Board) Entry(cat, wallet string) (*BoardEntry, bool) {
 	return &b.Cats[cat][i], true
 }
 
-func (q *Queries) writeBoard(ctx context.Context, b *Board) error {
+// writeBoard publishes b under built, then removes the versions it supersedes (other
+// sources of its hour, earlier hours) and the single file of the layout before built.
+func (q *Queries) writeBoard(ctx context.Context, b *Board, built string) error {
 	w, err := lake.NewWriter(q.dir)
 	if err != nil {
 		return err
 	}
 	defer w.Close()
-	_, err = w.Write(ctx, lake.PredmktBoard, nil, func(add lake.AppendFunc) error {
+	_, err = w.Write(ctx, lake.PredmktBoard, []string{built}, func(add lake.AppendFunc) error {
 		for cat, es := range b.Cats {
 			for _, e := range es {
 				var hr, ci any
@@ -296,17 +341,34 @@ func (q *Queries) writeBoard(ctx context.Context, b *Board) error {
 	if err != nil {
 		return err
 	}
+	q.pruneBoards(lake.PredmktBoard, "", built, 0)
+	if err := os.Remove(filepath.Join(q.dir, filepath.FromSlash(lake.PredmktBoard.Prefix), lake.PredmktBoard.File)); err != nil && !os.IsNotExist(err) {
+		q.log.Warn("remove the predmkt board of the earlier layout", "err", err)
+	}
 	// The view was an empty placeholder if this is the lake's first board.
 	return q.Reload(ctx)
 }
 
-// loadBoard reads the lake's board when it was built for hour; nil when it was not.
+// loadBoard reads the lake's board when it was built for hour from the lake's current
+// sources; nil when it was not (or its file cannot be read: it is then recomputed and
+// replaced).
 func (q *Queries) loadBoard(ctx context.Context, hour time.Time) (*Board, error) {
+	_, path, err := q.predmktBoardFile(hour)
+	if err != nil {
+		return nil, err
+	}
+	if !fileExists(path) {
+		return nil, nil
+	}
 	ctx, cancel := q.ctx(ctx)
 	defer cancel()
 	const op = "predmkt board load"
-	rows, err := q.db.QueryContext(ctx, predmktBoardLoadSQL, hour)
+	rows, err := q.db.QueryContext(ctx, predmktBoardLoadSQL, path, hour)
 	if err != nil {
+		if ctx.Err() == nil {
+			q.log.Warn("published predmkt board unreadable; recomputing", "path", path, "err", err)
+			return nil, nil
+		}
 		return nil, wrap(ctx, op, err)
 	}
 	defer rows.Close()

@@ -63,12 +63,12 @@ func fileExists(path string) bool {
 // predmktPublished: the board of the hour, and every digest of every archive file
 // version of the tape index.
 func (q *Queries) predmktPublished(ctx context.Context) (bool, error) {
-	ctx, cancel := q.ctx(ctx)
-	defer cancel()
-	var n int
-	if err := q.db.QueryRowContext(ctx, "SELECT count(*) FROM (SELECT 1 FROM predmkt_board WHERE built_ts = $1 LIMIT 1)",
-		q.Now().Truncate(time.Hour)).Scan(&n); err != nil || n == 0 {
-		return false, nil // no board table yet, or none for the hour: the warm computes it
+	_, path, err := q.predmktBoardFile(q.Now().Truncate(time.Hour))
+	if err != nil {
+		return false, err
+	}
+	if !fileExists(path) {
+		return false, nil // none for the hour and the current sources: the warm computes it
 	}
 	tf, bf, _, _, err := q.listTapeAll()
 	if err != nil {

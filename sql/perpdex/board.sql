@@ -10,8 +10,9 @@
 -- window: bound as values, their filter reaches the Parquet reader, where a join with
 -- them read every position row of the bucket; NULL when there is none), $8 and $9 the
 -- first and the end of the complete days of the window (midnights; query/perpdex_board.go
--- perpdexBoardDays): fw, life, lev and fund read the days between from the per-day
--- partial sums (perpdex_fills_daily, perpdex_positions_daily, perpdex_funding_daily).
+-- perpdexBoardDays): fw, life, lev, fund and the drawdown segments (seg) read the days between from the per-day
+-- partial sums (perpdex_fills_daily, perpdex_positions_daily, perpdex_funding_daily,
+-- perpdex_accounts_daily).
 -- The date conditions beside the time ones let DuckDB skip whole date partitions
 -- before opening them (a partition's date is its rows' time's date, as
 -- cohort_snapshot_at.sql also relies on): with a year of files, a window opens its own.
@@ -90,18 +91,55 @@ WITH fd AS (
            coalesce(max(len) FILTER (WHERE cls = 'l'), 0) AS loss_streak
     FROM (SELECT wallet, cls, grp, count(*) AS len FROM runs GROUP BY ALL)
     GROUP BY wallet
-), series AS (
-    SELECT wallet, snapshot_ts, account_value,
-           max(account_value) OVER (PARTITION BY wallet ORDER BY snapshot_ts
-                                    ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS peak
-    FROM perpdex_accounts
-    WHERE snapshot_ts >= $1 AND snapshot_ts <= $2 AND date >= CAST($1 AS DATE) AND date <= CAST($2 AS DATE) AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
+), seg AS (
+    -- The window's equity series ($1 and $2 both included) as per-day segments where
+    -- each day's running peak rises (sql/perpdex/accounts_daily.sql): complete days from
+    -- perpdex_accounts_daily, the partial edge days from the snapshots, same shape.
+    SELECT wallet, day, peak, low, last_ts, last_av
+    FROM perpdex_accounts_daily
+    WHERE day >= CAST($8::TIMESTAMP AS DATE) AND day < CAST($9::TIMESTAMP AS DATE)
+      AND date >= CAST($8::TIMESTAMP AS DATE) AND date < CAST($9::TIMESTAMP AS DATE)
+      AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
+    UNION ALL
+    SELECT wallet, day, peak, min(account_value), any_value(last_ts), any_value(last_av)
+    FROM (SELECT wallet, day, account_value,
+                 max(account_value) OVER (PARTITION BY wallet, day ORDER BY snapshot_ts
+                                          ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS peak,
+                 max(snapshot_ts) OVER (PARTITION BY wallet, day)                           AS last_ts,
+                 arg_max(account_value, snapshot_ts) OVER (PARTITION BY wallet, day)        AS last_av
+          FROM (SELECT wallet, CAST(snapshot_ts AS DATE) AS day, snapshot_ts, account_value
+                FROM perpdex_accounts
+                WHERE snapshot_ts >= $1 AND snapshot_ts < $8 AND date >= CAST($1 AS DATE) AND date <= CAST($8::TIMESTAMP AS DATE)
+                  AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
+                UNION ALL
+                SELECT wallet, CAST(snapshot_ts AS DATE), snapshot_ts, account_value
+                FROM perpdex_accounts
+                WHERE snapshot_ts >= $9 AND snapshot_ts >= $1 AND snapshot_ts <= $2
+                  AND date >= CAST($9::TIMESTAMP AS DATE) AND date >= CAST($1 AS DATE) AND date <= CAST($2 AS DATE)
+                  AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)))
+    GROUP BY wallet, day, peak
+), carried AS (
+    -- Per wallet and day: the peak carried from the window's earlier days, and the
+    -- window's peak (the running peak at its last snapshot).
+    SELECT wallet, day, last_ts, last_av,
+           max(day_peak) OVER (PARTITION BY wallet ORDER BY day ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS before_peak,
+           max(day_peak) OVER (PARTITION BY wallet) AS all_peak
+    FROM (SELECT wallet, day, max(peak) AS day_peak, any_value(last_ts) AS last_ts, any_value(last_av) AS last_av
+          FROM seg GROUP BY wallet, day)
 ), dd AS (
-    SELECT wallet,
-           max(CASE WHEN peak > 0 THEN (peak - account_value) / peak * 100 ELSE 0 END) AS max_dd_pct,
-           arg_max(CASE WHEN peak > 0 THEN (peak - account_value) / peak * 100 ELSE 0 END, snapshot_ts) AS cur_dd_pct,
-           max(peak - account_value) AS max_dd_usd
-    FROM series
+    -- A segment's running peak is the larger of its day's and the carried one; its
+    -- largest drawdown is at its lowest value (the drawdown falls as the value rises).
+    SELECT s.wallet,
+           max(CASE WHEN greatest(coalesce(c.before_peak, s.peak), s.peak) > 0
+                    THEN (greatest(coalesce(c.before_peak, s.peak), s.peak) - s.low) / greatest(coalesce(c.before_peak, s.peak), s.peak) * 100
+                    ELSE 0 END) AS max_dd_pct,
+           max(greatest(coalesce(c.before_peak, s.peak), s.peak) - s.low) AS max_dd_usd
+    FROM seg s JOIN carried c ON c.wallet = s.wallet AND c.day = s.day
+    GROUP BY s.wallet
+), cur AS (
+    -- The drawdown at the window's last snapshot, from the window's peak.
+    SELECT wallet, arg_max(CASE WHEN all_peak > 0 THEN (all_peak - last_av) / all_peak * 100 ELSE 0 END, last_ts) AS cur_dd_pct
+    FROM carried
     GROUP BY wallet
 ), av AS (
     -- Equity at the board hour (the last snapshot at or before it) and at the window
@@ -184,7 +222,7 @@ SELECT fw.wallet,
        coalesce(tr.gross_win, 0), coalesce(tr.gross_loss, 0),
        tr.expectancy, tr.avg_dur,
        coalesce(streaks.win_streak, 0), coalesce(streaks.loss_streak, 0),
-       coalesce(dd.max_dd_pct, 0), coalesce(dd.cur_dd_pct, 0), coalesce(dd.max_dd_usd, 0),
+       coalesce(dd.max_dd_pct, 0), coalesce(cur.cur_dd_pct, 0), coalesce(dd.max_dd_usd, 0),
        lev.avg_lev,
        coalesce(fund.paid, 0),
        coalesce(flows.dep, 0), coalesce(flows.wd, 0), coalesce(flows.sin, 0), coalesce(flows.sout, 0),
@@ -197,6 +235,7 @@ LEFT JOIN life USING (wallet)
 LEFT JOIN tr USING (wallet)
 LEFT JOIN streaks USING (wallet)
 LEFT JOIN dd USING (wallet)
+LEFT JOIN cur USING (wallet)
 LEFT JOIN av USING (wallet)
 LEFT JOIN lev USING (wallet)
 LEFT JOIN fund USING (wallet)

@@ -1,0 +1,209 @@
+-- sql/perpdex/board.sql before the drawdowns were folded from perpdex_accounts_daily
+-- (the window function over every snapshot of the window): BenchmarkPerpdexBoardBuild
+-- window_dd, the same build before that change.
+-- PerpdexBoard computes every trader metric of one window for every wallet that has a
+-- fill in it: the rows behind /leaderboard and /leaderboard/flow-adjusted.
+-- $1 window start (inclusive), $2 window end (exclusive; the board hour), $3 <= wallet
+-- < $4: one bucket of wallets (query/perpdex_board.go runs the buckets in order and
+-- concatenates them, so one pass holds a sixteenth of the window's rows; every figure
+-- is per wallet, so the rows are those of one pass over every wallet), $5 the snapshot
+-- whose today's labels the board shows (perpdex_cohorts_at: the newest at or before
+-- the board hour, query/perpdex_cohorts_at.go), $6 and $7 the position batches at or
+-- before the window start and the board hour (sql/perpdex/board_batches.sql, once per
+-- window: bound as values, their filter reaches the Parquet reader, where a join with
+-- them read every position row of the bucket; NULL when there is none), $8 and $9 the
+-- first and the end of the complete days of the window (midnights; query/perpdex_board.go
+-- perpdexBoardDays): fw, life, lev and fund read the days between from the per-day
+-- partial sums (perpdex_fills_daily, perpdex_positions_daily, perpdex_funding_daily).
+-- The date conditions beside the time ones let DuckDB skip whole date partitions
+-- before opening them (a partition's date is its rows' time's date, as
+-- cohort_snapshot_at.sql also relies on): with a year of files, a window opens its own.
+WITH fd AS (
+    -- The window's fills per wallet and day: complete days ($8 <= day < $9) from their
+    -- published partial sums (perpdex_fills_daily), the partial days at the edges
+    -- ([$1, $8) and [$9, $2)) from the fills themselves. Exact decimal sums, so the
+    -- grouping does not change a bit. $8 = $9 = the epoch reads every day raw.
+    SELECT wallet, day, realized_x, fee_x, volume_x
+    FROM perpdex_fills_daily
+    WHERE day >= CAST($8::TIMESTAMP AS DATE) AND day < CAST($9::TIMESTAMP AS DATE)
+      AND date >= CAST($8::TIMESTAMP AS DATE) AND date < CAST($9::TIMESTAMP AS DATE) AND wallet >= $3 AND wallet < $4
+    UNION ALL
+    SELECT wallet, CAST(time AS DATE), sum(CAST(closed_pnl AS DECIMAL(38, 10))), sum(CAST(fee AS DECIMAL(38, 10))),
+           sum(CAST(px * sz AS DECIMAL(38, 10)))
+    FROM (SELECT * FROM perpdex_fills
+          WHERE time >= $1 AND time < $8 AND date >= CAST($1 AS DATE) AND date <= CAST($8::TIMESTAMP AS DATE)
+          UNION ALL
+          SELECT * FROM perpdex_fills
+          WHERE time >= $9 AND time >= $1 AND time < $2 AND date >= CAST($9::TIMESTAMP AS DATE) AND date >= CAST($1 AS DATE)
+            AND date <= CAST($2 AS DATE))
+    WHERE wallet >= $3 AND wallet < $4
+    GROUP BY ALL
+), fw AS (
+    SELECT wallet,
+           sum(realized_x)::DOUBLE      AS realized_gross,
+           sum(fee_x)::DOUBLE           AS fees,
+           sum(volume_x)::DOUBLE        AS volume,
+           count(DISTINCT day)          AS active_days,
+           max(day)                     AS last_day
+    FROM fd
+    GROUP BY wallet
+), life AS (
+    -- Lifetime to the board hour: every complete day before $9 from the partial sums,
+    -- the rest raw.
+    SELECT wallet, (sum(pnl_x) - sum(fee_x))::DOUBLE AS cum
+    FROM (SELECT wallet, realized_x AS pnl_x, fee_x
+          FROM perpdex_fills_daily
+          WHERE day < CAST($9::TIMESTAMP AS DATE) AND date < CAST($9::TIMESTAMP AS DATE) AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
+          UNION ALL
+          SELECT wallet, CAST(closed_pnl AS DECIMAL(38, 10)), CAST(fee AS DECIMAL(38, 10))
+          FROM perpdex_fills
+          WHERE time >= $9 AND time < $2 AND date >= CAST($9::TIMESTAMP AS DATE) AND date <= CAST($2 AS DATE) AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw))
+    GROUP BY wallet
+), t AS (
+    SELECT wallet, direction, realized_pnl, trade_no, asset, close_ts,
+           (epoch_us(close_ts) - epoch_us(open_ts)) // 1000000 AS dur,
+           CASE WHEN realized_pnl > 0 THEN 'w' WHEN realized_pnl < 0 THEN 'l' ELSE 'f' END AS cls
+    FROM perpdex_closed_trades
+    WHERE is_complete AND close_ts >= $1 AND close_ts < $2 AND wallet >= $3 AND wallet < $4
+), tr AS (
+    SELECT wallet,
+           count(*)                                                  AS n,
+           count(*) FILTER (WHERE cls = 'w')                         AS wins,
+           count(*) FILTER (WHERE cls = 'l')                         AS losses,
+           count(*) FILTER (WHERE direction = 'long')                AS longs,
+           count(*) FILTER (WHERE direction = 'long' AND cls = 'w')  AS long_wins,
+           count(*) FILTER (WHERE direction = 'short')               AS shorts,
+           count(*) FILTER (WHERE direction = 'short' AND cls = 'w') AS short_wins,
+           coalesce(sum(realized_pnl) FILTER (WHERE direction = 'long'), 0)  AS long_pnl,
+           coalesce(sum(realized_pnl) FILTER (WHERE direction = 'short'), 0) AS short_pnl,
+           coalesce(sum(realized_pnl) FILTER (WHERE cls = 'w'), 0)   AS gross_win,
+           coalesce(sum(realized_pnl) FILTER (WHERE cls = 'l'), 0)   AS gross_loss,
+           avg(realized_pnl)                                         AS expectancy,
+           avg(dur)                                                  AS avg_dur
+    FROM t
+    GROUP BY wallet
+), runs AS (
+    SELECT wallet, cls,
+           row_number() OVER (PARTITION BY wallet ORDER BY close_ts, asset, trade_no)
+         - row_number() OVER (PARTITION BY wallet, cls ORDER BY close_ts, asset, trade_no) AS grp
+    FROM t
+), streaks AS (
+    SELECT wallet,
+           coalesce(max(len) FILTER (WHERE cls = 'w'), 0) AS win_streak,
+           coalesce(max(len) FILTER (WHERE cls = 'l'), 0) AS loss_streak
+    FROM (SELECT wallet, cls, grp, count(*) AS len FROM runs GROUP BY ALL)
+    GROUP BY wallet
+), series AS (
+    SELECT wallet, snapshot_ts, account_value,
+           max(account_value) OVER (PARTITION BY wallet ORDER BY snapshot_ts
+                                    ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS peak
+    FROM perpdex_accounts
+    WHERE snapshot_ts >= $1 AND snapshot_ts <= $2 AND date >= CAST($1 AS DATE) AND date <= CAST($2 AS DATE) AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
+), dd AS (
+    SELECT wallet,
+           max(CASE WHEN peak > 0 THEN (peak - account_value) / peak * 100 ELSE 0 END) AS max_dd_pct,
+           arg_max(CASE WHEN peak > 0 THEN (peak - account_value) / peak * 100 ELSE 0 END, snapshot_ts) AS cur_dd_pct,
+           max(peak - account_value) AS max_dd_usd
+    FROM series
+    GROUP BY wallet
+), av AS (
+    -- Equity at the board hour (the last snapshot at or before it) and at the window
+    -- start: the last snapshot at or before it, else (a window reaching before the
+    -- account series) the first snapshot inside the window. One scan for both.
+    SELECT wallet,
+           arg_max(account_value, snapshot_ts) AS av_end,
+           coalesce(arg_max(account_value, snapshot_ts) FILTER (WHERE snapshot_ts <= $1),
+                    arg_min(account_value, snapshot_ts) FILTER (WHERE snapshot_ts > $1)) AS av_start
+    FROM perpdex_accounts
+    WHERE snapshot_ts <= $2 AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
+    GROUP BY wallet
+), lev AS (
+    -- Mean leverage over the window's position snapshots ($1 and $2 both included):
+    -- complete days from perpdex_positions_daily, the edges raw; an exact decimal sum
+    -- over the count, so the grouping does not change a bit.
+    SELECT wallet, CAST(sum(lev_x) AS DOUBLE) / nullif(sum(lev_n), 0) AS avg_lev
+    FROM (SELECT wallet, leverage_x AS lev_x, leverage_n AS lev_n
+          FROM perpdex_positions_daily
+          WHERE day >= CAST($8::TIMESTAMP AS DATE) AND day < CAST($9::TIMESTAMP AS DATE)
+            AND date >= CAST($8::TIMESTAMP AS DATE) AND date < CAST($9::TIMESTAMP AS DATE)
+            AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
+          UNION ALL
+          SELECT wallet, CAST(leverage AS DECIMAL(38, 10)), CAST(leverage IS NOT NULL AS BIGINT)
+          FROM perpdex_positions
+          WHERE snapshot_ts >= $1 AND snapshot_ts < $8 AND date >= CAST($1 AS DATE) AND date <= CAST($8::TIMESTAMP AS DATE)
+            AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
+          UNION ALL
+          SELECT wallet, CAST(leverage AS DECIMAL(38, 10)), CAST(leverage IS NOT NULL AS BIGINT)
+          FROM perpdex_positions
+          WHERE snapshot_ts >= $9 AND snapshot_ts >= $1 AND snapshot_ts <= $2
+            AND date >= CAST($9::TIMESTAMP AS DATE) AND date >= CAST($1 AS DATE) AND date <= CAST($2 AS DATE)
+            AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw))
+    GROUP BY wallet
+), fund AS (
+    -- Funding paid in the window: complete days from perpdex_funding_daily, the edges raw.
+    SELECT wallet, -CAST(sum(usdc_x) AS DOUBLE) AS paid
+    FROM (SELECT wallet, usdc_x
+          FROM perpdex_funding_daily
+          WHERE day >= CAST($8::TIMESTAMP AS DATE) AND day < CAST($9::TIMESTAMP AS DATE)
+            AND date >= CAST($8::TIMESTAMP AS DATE) AND date < CAST($9::TIMESTAMP AS DATE) AND wallet >= $3 AND wallet < $4
+          UNION ALL
+          SELECT wallet, CAST(usdc AS DECIMAL(38, 10))
+          FROM perpdex_funding
+          WHERE time >= $1 AND time < $8 AND date >= CAST($1 AS DATE) AND date <= CAST($8::TIMESTAMP AS DATE) AND wallet >= $3 AND wallet < $4
+          UNION ALL
+          SELECT wallet, CAST(usdc AS DECIMAL(38, 10))
+          FROM perpdex_funding
+          WHERE time >= $9 AND time >= $1 AND time < $2
+            AND date >= CAST($9::TIMESTAMP AS DATE) AND date >= CAST($1 AS DATE) AND date <= CAST($2 AS DATE) AND wallet >= $3 AND wallet < $4)
+    GROUP BY wallet
+), flows AS (
+    SELECT wallet,
+           coalesce(sum(usdc) FILTER (WHERE kind = 'deposit'), 0)  AS dep,
+           coalesce(sum(usdc) FILTER (WHERE kind = 'withdraw'), 0) AS wd,
+           coalesce(sum(usdc) FILTER (WHERE kind = 'send_in'), 0)  AS sin,
+           coalesce(sum(usdc) FILTER (WHERE kind = 'send_out'), 0) AS sout,
+           count(*) FILTER (WHERE kind IN ('send_in', 'send_out')) AS sends
+    FROM perpdex_ledger
+    WHERE time >= $1 AND time < $2 AND date >= CAST($1 AS DATE) AND date <= CAST($2 AS DATE) AND wallet >= $3 AND wallet < $4
+    GROUP BY wallet
+), upnl AS (
+    SELECT wallet,
+           coalesce(sum(unrealized_pnl) FILTER (WHERE snapshot_ts = $7), 0)
+         - coalesce(sum(unrealized_pnl) FILTER (WHERE snapshot_ts = $6), 0) AS delta
+    FROM perpdex_positions
+    WHERE (snapshot_ts = $6 OR snapshot_ts = $7) AND (date = CAST($6 AS DATE) OR date = CAST($7 AS DATE)) AND wallet >= $3 AND wallet < $4
+    GROUP BY wallet
+)
+SELECT fw.wallet,
+       coalesce(av.av_end, 0)                 AS account_value,
+       coalesce(av.av_start, 0)               AS account_value_start,
+       fw.realized_gross,
+       fw.fees,
+       fw.volume,
+       coalesce(life.cum, 0)                  AS cum,
+       coalesce(tr.n, 0), coalesce(tr.wins, 0), coalesce(tr.losses, 0),
+       coalesce(tr.longs, 0), coalesce(tr.long_wins, 0), coalesce(tr.shorts, 0), coalesce(tr.short_wins, 0),
+       coalesce(tr.long_pnl, 0), coalesce(tr.short_pnl, 0),
+       coalesce(tr.gross_win, 0), coalesce(tr.gross_loss, 0),
+       tr.expectancy, tr.avg_dur,
+       coalesce(streaks.win_streak, 0), coalesce(streaks.loss_streak, 0),
+       coalesce(dd.max_dd_pct, 0), coalesce(dd.cur_dd_pct, 0), coalesce(dd.max_dd_usd, 0),
+       lev.avg_lev,
+       coalesce(fund.paid, 0),
+       coalesce(flows.dep, 0), coalesce(flows.wd, 0), coalesce(flows.sin, 0), coalesce(flows.sout, 0),
+       coalesce(flows.sends, 0),
+       coalesce(upnl.delta, 0),
+       fw.active_days, fw.last_day,
+       cc.size_cohort, cc.pnl_cohort, cc.pnl_cohort_tag, cc.style_cohort_tag
+FROM fw
+LEFT JOIN life USING (wallet)
+LEFT JOIN tr USING (wallet)
+LEFT JOIN streaks USING (wallet)
+LEFT JOIN dd USING (wallet)
+LEFT JOIN av USING (wallet)
+LEFT JOIN lev USING (wallet)
+LEFT JOIN fund USING (wallet)
+LEFT JOIN flows USING (wallet)
+LEFT JOIN upnl USING (wallet)
+LEFT JOIN perpdex_cohorts_at($5::TIMESTAMP) cc USING (wallet)
+ORDER BY fw.wallet;
