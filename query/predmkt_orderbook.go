@@ -80,7 +80,10 @@ func (q *Queries) orderbookSnapshot(ctx context.Context, p PredmktOrderbookParam
 	if err != nil {
 		return 0, bids, asks, false, err
 	}
-	f, s, ok := ix.tapeSnapshot(p.TokenID, p.TS)
+	f, s, ok, err := q.tapeSnapshot(ctx, ix, p.TokenID, p.TS)
+	if err != nil {
+		return 0, bids, asks, false, err
+	}
 	if !ok {
 		return 0, bids, asks, false, nil
 	}
