@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -134,5 +135,31 @@ func TestTapeSnapshotFromDigestsEdgeCases(t *testing.T) {
 	// The pinned picks: equal keys in a file take its last row, across files the first.
 	if f, s, _, _ := q.tapeSnapshot(ctx, ix, "X", 20); f != a || s.row != 2 {
 		t.Errorf("X at 20: %v row %d, want a.parquet row 2", f.path, s.row)
+	}
+}
+
+// TestOrderbookAnswersWhenDigestsGone: a request holding an index whose snapshot digests
+// were removed since (a newer index pruned them) answers from orderbook.sql over the
+// tape, the same snapshot, rather than failing.
+func TestOrderbookAnswersWhenDigestsGone(t *testing.T) {
+	q := openTapeLake(t, testlake.Copy(t), testlake.Now())
+	ctx := context.Background()
+	ix, err := q.predmktTape(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := tapeStrings(t, q, "SELECT token_id FROM predmkt_book_events WHERE event_type = 'book' GROUP BY 1 ORDER BY 1 LIMIT 1")[0]
+	for _, f := range ix.books {
+		if err := os.Remove(f.snapsPath); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ts, bids, asks, found, err := q.orderbookSnapshot(ctx, PredmktOrderbookParams{TokenID: tok, TS: math.MaxInt64, Depth: 25})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wts, wb, wa, wfound := orderbookFromSQL(t, q, tok, math.MaxInt64)
+	if !found || found != wfound || ts != wts || bids.String != wb || asks.String != wa {
+		t.Fatalf("without digests (%v %d), SQL (%v %d)", found, ts, wfound, wts)
 	}
 }
