@@ -338,9 +338,30 @@ func readTapeDigest(t *testing.T, q *Queries) tapeDigest {
 		d.Trades[f.path] = f.span
 	}
 	for _, f := range ix.books {
-		d.Spans[f.path], d.Snaps[f.path], d.Mids[f.path], d.Minutes[f.path] = f.span, f.snaps, f.mids, f.minutes
+		d.Spans[f.path], d.Snaps[f.path], d.Mids[f.path], d.Minutes[f.path] = f.span, readSnapDigest(t, q, f.snapsPath), f.mids, f.minutes
 	}
 	return d
+}
+
+// readSnapDigest is a snapshot digest file's rows per token, in the file's order.
+func readSnapDigest(t *testing.T, q *Queries, path string) map[string][]tapeSnap {
+	t.Helper()
+	rows, err := q.db.QueryContext(context.Background(), `SELECT token_id, ts, local_ts, seq, "row"
+		FROM read_parquet($1, file_row_number = true, hive_partitioning = false) ORDER BY file_row_number`, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[string][]tapeSnap{}
+	for rows.Next() {
+		var tok string
+		var s tapeSnap
+		if err := rows.Scan(&tok, &s.ts, &s.local, &s.seq, &s.row); err != nil {
+			t.Fatal(err)
+		}
+		out[tok] = append(out[tok], s)
+	}
+	return out
 }
 
 func digestFiles(t *testing.T, dir string) map[string]time.Time {

@@ -80,6 +80,7 @@ type store struct {
 	bg     sync.WaitGroup
 	budget Budget
 	ready  readiness
+	caches cacheRegistry // the Go-side caches bounded by bytes (cache_budget.go)
 
 	serveStale bool
 	ownSpill   bool     // the spill directory is this store's own (removed at Close)

@@ -10,35 +10,31 @@ import (
 )
 
 var (
-	onchainBalIndexRowsSQL   = sqlfiles.MustRead("onchain/balances_index_rows.sql")
-	onchainBalIndexPricesSQL = sqlfiles.MustRead("onchain/balances_index_prices.sql")
-	onchainBalIndexTokensSQL = sqlfiles.MustRead("onchain/balances_index_tokens.sql")
+	onchainBalWalletRowsSQL  = sqlfiles.MustRead("onchain/balances_wallet_rows.sql")
+	onchainBalTokenPricesSQL = sqlfiles.MustRead("onchain/balances_token_prices.sql")
+	onchainBalTokenMetaSQL   = sqlfiles.MustRead("onchain/balances_token_meta.sql")
 )
 
-// ocBalIndex is the Go index behind wallets/{address}/balances, built with the side
-// tables (same files, same signature) and replaced with them: per chain, each holder's
-// balance rows as one run of flat columns, and per token its metadata and its hourly
-// prices in time order. A request finds the holder's run with one map probe and each
-// token's latest price at or before now with one binary search, so its work is the
-// wallet's own balances: wallet_balances.sql instead filtered the whole price table of
-// the chain for every request (arg_max over every hour of each held token).
+// ocBalIndex answers wallets/{address}/balances for one build of the side tables: a
+// request reads its holder's rows from onchain_balances_mem (sorted by chain and holder:
+// one row group) and takes each held token's metadata and hourly prices from a
+// byte-bounded LRU of tokens (registered as onchain_balance_tokens), reading the tokens
+// it misses with two queries. wallet_balances.sql instead filtered the whole price table
+// of the chain for every request (arg_max over every hour of each held token); the
+// former Go index held every balance row and price in the heap (172 MB on the large
+// demo lake), a whole-table copy the memory budget does not allow.
 type ocBalIndex struct {
-	chains map[string]*ocBalChain
-}
-
-type ocBalChain struct {
-	holder map[string][2]int32 // address -> its rows [lo, hi), in token order
-	tok    []int32             // row -> token id
-	bal    []float64
-	asOf   []int64 // epoch microseconds
-	toks   []ocBalToken
+	toks *byteLRU[[2]string, *ocBalToken] // (chain, token address) -> token
 }
 
 // ocBalToken is one token of a chain: its metadata (known false: the LEFT JOIN found
-// no metadata row) and its hourly prices, hours ascending.
+// no metadata row) and its hourly prices, hours ascending. unfit: the token's rows are
+// ones the Go path cannot answer exactly as the SQL does (listed twice in the metadata,
+// two prices for one hour); a request holding it answers from the SQL.
 type ocBalToken struct {
 	addr     string
 	known    bool
+	unfit    bool
 	sym      string
 	name     *string
 	decimals *int64
@@ -46,50 +42,53 @@ type ocBalToken struct {
 	px       []float64
 }
 
-func (c *ocBalChain) token(ids map[string]int32, addr string) int32 {
-	if id, ok := ids[addr]; ok {
-		return id
+// bytes is the heap the token holds, for the cache's bound.
+func (t *ocBalToken) bytes() int64 {
+	n := int64(128 + len(t.addr) + len(t.sym) + 16*cap(t.hours))
+	if t.name != nil {
+		n += int64(len(*t.name)) + 16
 	}
-	id := int32(len(c.toks))
-	c.toks = append(c.toks, ocBalToken{addr: addr})
-	ids[addr] = id
-	return id
+	return n
 }
 
-// buildBalanceIndex reads the side tables (just built) into an ocBalIndex. It returns
-// errIndexUnfit for rows the index cannot answer exactly as the SQL does (a NULL
-// balance or read time, a token listed twice in the metadata, two prices for one
-// hour); the route then answers from its SQL.
-func (q *Queries) buildBalanceIndex(ctx context.Context) (*ocBalIndex, error) {
-	const op = "onchain balances index"
-	x := &ocBalIndex{chains: map[string]*ocBalChain{}}
-	ids := map[string]map[string]int32{}
-	chain := func(c string) (*ocBalChain, map[string]int32) {
-		ch := x.chains[c]
-		if ch == nil {
-			ch = &ocBalChain{holder: map[string][2]int32{}}
-			x.chains[c] = ch
-			ids[c] = map[string]int32{}
+func (q *Queries) newBalanceIndex() *ocBalIndex {
+	x := &ocBalIndex{toks: newByteLRU[[2]string, *ocBalToken]("onchain_balance_tokens", q.cacheLimit("onchain_balance_tokens"))}
+	q.registerCache("onchain_balance_tokens", x.toks)
+	return x
+}
+
+// tokens returns the listed tokens of chain, reading those not cached.
+func (q *Queries) balanceTokens(ctx context.Context, x *ocBalIndex, chain string, addrs []string) (map[string]*ocBalToken, error) {
+	const op = "onchain wallet balances"
+	out := make(map[string]*ocBalToken, len(addrs))
+	var miss []string
+	for _, a := range addrs {
+		if t, ok := x.toks.get([2]string{chain, a}); ok {
+			out[a] = t
+		} else if out[a] == nil {
+			out[a] = &ocBalToken{addr: a}
+			miss = append(miss, a)
 		}
-		return ch, ids[c]
 	}
-	rows, err := q.db.QueryContext(ctx, onchainBalIndexTokensSQL)
+	if len(miss) == 0 {
+		return out, nil
+	}
+	rows, err := q.db.QueryContext(ctx, onchainBalTokenMetaSQL, chain, miss)
 	if err != nil {
 		return nil, wrap(ctx, op, err)
 	}
 	for rows.Next() {
-		var c, a string
+		var a string
 		var sym, name sql.NullString
 		var dec sql.NullInt64
-		if err := rows.Scan(&c, &a, &sym, &name, &dec); err != nil {
+		if err := rows.Scan(&a, &sym, &name, &dec); err != nil {
 			rows.Close()
 			return nil, wrap(ctx, op, err)
 		}
-		ch, m := chain(c)
-		t := &ch.toks[ch.token(m, a)]
+		t := out[a]
 		if t.known {
-			rows.Close()
-			return nil, &StoreError{Op: op, Err: errIndexUnfit}
+			t.unfit = true
+			continue
 		}
 		t.known, t.sym, t.name = true, sym.String, nullStr(name)
 		if dec.Valid {
@@ -101,93 +100,94 @@ func (q *Queries) buildBalanceIndex(ctx context.Context) (*ocBalIndex, error) {
 	if err := rows.Err(); err != nil {
 		return nil, wrap(ctx, op, err)
 	}
-	rows, err = q.db.QueryContext(ctx, onchainBalIndexPricesSQL)
-	if err != nil {
-		return nil, wrap(ctx, op, err)
-	}
-	for rows.Next() {
-		var c, a string
-		var h int64
-		var p float64
-		if err := rows.Scan(&c, &a, &h, &p); err != nil {
-			rows.Close()
-			return nil, wrap(ctx, op, err)
-		}
-		ch, m := chain(c)
-		t := &ch.toks[ch.token(m, a)]
-		if n := len(t.hours); n > 0 && t.hours[n-1] >= h {
-			rows.Close()
-			return nil, &StoreError{Op: op, Err: errIndexUnfit}
-		}
-		t.hours, t.px = append(t.hours, h), append(t.px, p)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, wrap(ctx, op, err)
-	}
-	rows, err = q.db.QueryContext(ctx, onchainBalIndexRowsSQL)
+	rows, err = q.db.QueryContext(ctx, onchainBalTokenPricesSQL, chain, miss)
 	if err != nil {
 		return nil, wrap(ctx, op, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var c, a, tk string
-		var bal sql.NullFloat64
-		var asOf sql.NullInt64
-		if err := rows.Scan(&c, &a, &tk, &bal, &asOf); err != nil {
+		var a string
+		var h int64
+		var p float64
+		if err := rows.Scan(&a, &h, &p); err != nil {
 			return nil, wrap(ctx, op, err)
 		}
-		if !bal.Valid || !asOf.Valid {
-			return nil, &StoreError{Op: op, Err: errIndexUnfit}
+		t := out[a]
+		if n := len(t.hours); n > 0 && t.hours[n-1] >= h {
+			t.unfit = true
+			continue
 		}
-		ch, m := chain(c)
-		i := int32(len(ch.tok))
-		r, ok := ch.holder[a]
-		if !ok {
-			r = [2]int32{i, i}
-		} else if r[1] != i { // rows come in holder runs
-			return nil, &StoreError{Op: op, Err: errIndexUnfit}
-		}
-		r[1] = i + 1
-		ch.holder[a] = r
-		ch.tok = append(ch.tok, ch.token(m, tk))
-		ch.bal = append(ch.bal, bal.Float64)
-		ch.asOf = append(ch.asOf, asOf.Int64)
+		t.hours, t.px = append(t.hours, h), append(t.px, p)
 	}
-	return x, wrap(ctx, op, rows.Err())
+	if err := rows.Err(); err != nil {
+		return nil, wrap(ctx, op, err)
+	}
+	for _, a := range miss {
+		t := out[a]
+		t.hours, t.px = t.hours[:len(t.hours):len(t.hours)], t.px[:len(t.px):len(t.px)]
+		x.toks.put([2]string{chain, a}, t, t.bytes())
+	}
+	return out, nil
 }
 
-// balances answers wallet_balances.sql from the index: each balance with its token's
-// latest price at hour <= until (epoch us), value = balance * price in float64 as the
-// SQL's DOUBLE product, kept when the value (0 when unpriced) is at least minUSD,
-// largest value first with unpriced rows last, ties on token address.
-func (x *ocBalIndex) balances(chain, address string, until int64, minUSD float64) []Balance {
-	items := []Balance{}
-	ch := x.chains[chain]
-	if ch == nil {
-		return items
-	}
-	r, ok := ch.holder[address]
-	if !ok {
-		return items
+// balances answers wallet_balances.sql: each balance with its token's latest price at
+// hour <= until (epoch us), value = balance * price in float64 as the SQL's DOUBLE
+// product, kept when the value (0 when unpriced) is at least minUSD, largest value first
+// with unpriced rows last, ties on token address. ok is false when the rows are ones
+// only the SQL answers exactly (a NULL balance or read time, an unfit token).
+func (q *Queries) balances(ctx context.Context, x *ocBalIndex, chain, address string, until int64, minUSD float64) (items []Balance, ok bool, err error) {
+	const op = "onchain wallet balances"
+	rows, err := q.db.QueryContext(ctx, onchainBalWalletRowsSQL, chain, address)
+	if err != nil {
+		return nil, false, wrap(ctx, op, err)
 	}
 	type row struct {
-		i      int32
+		tok    string
+		bal    float64
+		asOf   int64
 		priced bool
 		price  float64
 		value  float64
 	}
-	rs := make([]row, 0, r[1]-r[0])
-	for i := r[0]; i < r[1]; i++ {
-		if ch.asOf[i] > until {
+	var all []row
+	var addrs []string
+	for rows.Next() {
+		var r row
+		var bal sql.NullFloat64
+		var asOf sql.NullInt64
+		if err := rows.Scan(&r.tok, &bal, &asOf); err != nil {
+			rows.Close()
+			return nil, false, wrap(ctx, op, err)
+		}
+		if !bal.Valid || !asOf.Valid {
+			rows.Close()
+			return nil, false, nil
+		}
+		r.bal, r.asOf = bal.Float64, asOf.Int64
+		all = append(all, r)
+		addrs = append(addrs, r.tok)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, false, wrap(ctx, op, err)
+	}
+	toks, err := q.balanceTokens(ctx, x, chain, addrs)
+	if err != nil {
+		return nil, false, err
+	}
+	rs := make([]row, 0, len(all))
+	for _, g := range all {
+		t := toks[g.tok]
+		if t.unfit {
+			return nil, false, nil
+		}
+		if g.asOf > until {
 			continue // read after the clock: not yet known (point in time)
 		}
-		t := &ch.toks[ch.tok[i]]
 		k := sort.Search(len(t.hours), func(j int) bool { return t.hours[j] > until })
-		g := row{i: i}
 		if k > 0 {
 			g.priced, g.price = true, t.px[k-1]
-			g.value = ch.bal[i] * g.price
+			g.value = g.bal * g.price
 		}
 		if g.value >= minUSD { // an unpriced balance counts as 0 USD
 			rs = append(rs, g)
@@ -201,13 +201,13 @@ func (x *ocBalIndex) balances(chain, address string, until int64, minUSD float64
 		if ra.priced && ra.value != rb.value {
 			return ra.value > rb.value
 		}
-		return ch.toks[ch.tok[ra.i]].addr < ch.toks[ch.tok[rb.i]].addr
+		return ra.tok < rb.tok
 	})
+	items = []Balance{}
 	for _, g := range rs {
-		t := &ch.toks[ch.tok[g.i]]
-		b := Balance{TokenAddress: t.addr, Balance: ch.bal[g.i],
-			AsOf: time.UnixMicro(ch.asOf[g.i]).UTC().Format(time.RFC3339)}
-		if t.known { // copies, so no response shares the index's memory
+		t := toks[g.tok]
+		b := Balance{TokenAddress: t.addr, Balance: g.bal, AsOf: time.UnixMicro(g.asOf).UTC().Format(time.RFC3339)}
+		if t.known { // copies, so no response shares the cache's memory
 			b.Symbol = t.sym
 			if t.name != nil {
 				n := *t.name
@@ -224,5 +224,5 @@ func (x *ocBalIndex) balances(chain, address string, until int64, minUSD float64
 		}
 		items = append(items, b)
 	}
-	return items
+	return items, true, nil
 }

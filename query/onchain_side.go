@@ -3,7 +3,6 @@ package query
 import (
 	"context"
 	"database/sql"
-	"errors"
 
 	"mdq/lake"
 	sqlfiles "mdq/sql"
@@ -58,17 +57,10 @@ func (q *Queries) onchainSide(ctx context.Context) error {
 			}
 			// The balances index needs all three tables; without one the route runs
 			// its SQL, which fails as one reading the missing view did.
+			// A new token cache per build: the cached tokens are the tables' rows.
 			var bal *ocBalIndex
 			if all {
-				var err error
-				bal, err = q.buildBalanceIndex(bctx)
-				if errors.Is(err, errIndexUnfit) {
-					q.log.Warn("onchain balances index not built; balances use SQL", "err", err)
-					bal, err = nil, nil
-				}
-				if err != nil {
-					return err
-				}
+				bal = q.newBalanceIndex()
 			}
 			st.bal.Store(bal)
 			return nil

@@ -28,7 +28,12 @@ func (q *Queries) OnchainWalletBalances(ctx context.Context, chain, address stri
 		return nil, err
 	}
 	if x := q.balanceIndex(); x != nil {
-		return x.balances(chain, address, micros(q.Now()), minUSD), nil
+		ctx, cancel := q.ctx(ctx)
+		defer cancel()
+		items, ok, err := q.balances(ctx, x, chain, address, micros(q.Now()), minUSD)
+		if err != nil || ok {
+			return items, err
+		}
 	}
 	return q.onchainWalletBalancesSQL(ctx, chain, address, minUSD)
 }

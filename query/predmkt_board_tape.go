@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -32,12 +31,13 @@ import (
 // from the same SQL over the raw files at the store clock.
 
 var (
-	predmktTapeSpanSQL  = sqlfiles.MustRead("predmkt/board_tape_span.sql")
-	predmktTapeBooksSQL = sqlfiles.MustRead("predmkt/board_tape_books.sql")
-	predmktTapeMidsSQL  = sqlfiles.MustRead("predmkt/board_tape_mids.sql")
-	predmktTapeMktSQL   = sqlfiles.MustRead("predmkt/board_tape_markets.sql")
-	predmktTapeTokSQL   = sqlfiles.MustRead("predmkt/board_tape_tokens.sql")
-	predmktTapeMinSQL   = sqlfiles.MustRead("predmkt/board_tape_minutes.sql")
+	predmktTapeSpanSQL   = sqlfiles.MustRead("predmkt/board_tape_span.sql")
+	predmktTapeBooksSQL  = sqlfiles.MustRead("predmkt/board_tape_books.sql")
+	predmktTapeMidsSQL   = sqlfiles.MustRead("predmkt/board_tape_mids.sql")
+	predmktTapeMktSQL    = sqlfiles.MustRead("predmkt/board_tape_markets.sql")
+	predmktTapeTokSQL    = sqlfiles.MustRead("predmkt/board_tape_tokens.sql")
+	predmktTapeMinSQL    = sqlfiles.MustRead("predmkt/board_tape_minutes.sql")
+	predmktTapeSnapAtSQL = sqlfiles.MustRead("predmkt/board_tape_snap_at.sql")
 )
 
 // tapeFile identifies one file version.
@@ -79,10 +79,14 @@ type tapeMid struct {
 
 type tapeBookFile struct {
 	tapeFile
-	span    tapeSpan
-	snaps   map[string][]tapeSnap // per token, ordered by (ts, local, seq)
-	mids    map[string]tapeMid
-	minutes tapeMinutes
+	span tapeSpan
+	// The file's published snapshot digest (predmkt_tape_snaps, sorted by token then
+	// (ts, local, seq)): /orderbook reads the row group of its token from it per
+	// request. The keys are not held in memory: on the large demo lake they were
+	// 325 MB of Go heap, a whole-table copy (issue 11's bounded memory).
+	snapsPath string
+	mids      map[string]tapeMid
+	minutes   tapeMinutes
 	// The mids of the file at the last clock it had to be re-read for (the file holds
 	// mids recorded after that clock): a pinned clock reads the file once.
 	atClock atomic.Pointer[clockMids]
@@ -491,6 +495,19 @@ func (q *Queries) tapeDigestRows(ctx context.Context, t *lake.Table, f tapeFile,
 	return q.derivedRows(ctx, t, board, "src_"+hex.EncodeToString(h[:6]), -1, nil, query, append([]any{f.path}, args...)...)
 }
 
+// tapeDigestFile is tapeDigestRows for a digest read per request: the path of the
+// published digest of this version of f, computed and published first when missing.
+func (q *Queries) tapeDigestFile(ctx context.Context, t *lake.Table, f tapeFile, query string) (string, error) {
+	rel, err := filepath.Rel(q.dir, f.path)
+	if err != nil {
+		return "", err
+	}
+	board := tapeDigestBoard(rel)
+	rel = filepath.ToSlash(rel)
+	h := sha256.Sum256(fmt.Appendf(nil, "%s|%d|%d", rel, f.info.Size(), f.info.ModTime().UnixNano()))
+	return q.derivedFile(ctx, t, board, "src_"+hex.EncodeToString(h[:6]), -1, nil, query, f.path)
+}
+
 func (q *Queries) readTradeFile(ctx context.Context, f tapeFile) (*tapeTradeFile, error) {
 	span, err := q.readSpan(ctx, f)
 	if err != nil {
@@ -505,24 +522,10 @@ func (q *Queries) readBookFile(ctx context.Context, f tapeFile) (*tapeBookFile, 
 	if err != nil {
 		return nil, err
 	}
-	e := &tapeBookFile{tapeFile: f, span: span, snaps: map[string][]tapeSnap{}}
-	rows, err := q.tapeDigestRows(ctx, lake.PredmktTapeSnaps, f, predmktTapeBooksSQL)
-	if err != nil {
+	e := &tapeBookFile{tapeFile: f, span: span}
+	if e.snapsPath, err = q.tapeDigestFile(ctx, lake.PredmktTapeSnaps, f, predmktTapeBooksSQL); err != nil {
 		return nil, wrap(ctx, op, err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var tok string
-		var s tapeSnap
-		if err := rows.Scan(&tok, &s.ts, &s.local, &s.seq, &s.row); err != nil {
-			return nil, wrap(ctx, op, err)
-		}
-		e.snaps[tok] = append(e.snaps[tok], s)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, wrap(ctx, op, err)
-	}
-	rows.Close()
 	if e.mids, err = q.fileMids(ctx, f, maxInt64); err != nil {
 		return nil, err
 	}
@@ -689,25 +692,68 @@ func (q *Queries) tapeMids(ctx context.Context, ix *tapeIndex, tokens []string, 
 
 // tapeSnapshot finds the snapshot /orderbook serves: the greatest (ts, local_ts, seq)
 // of the token's book events with ts at or before ts. ok is false when there is none.
-func (ix *tapeIndex) tapeSnapshot(token string, ts int64) (f *tapeBookFile, s tapeSnap, ok bool) {
+// Each file's candidate is the last of its digest rows (token, then key order) with ts
+// at or before ts, read from the digest's row groups of the token
+// (board_tape_snap_at.sql); between files the later key wins and, on equal keys, the
+// first file listed, as the in-memory index did. The file whose rows reach latest is
+// read first, and the others only when they can hold a later key.
+func (q *Queries) tapeSnapshot(ctx context.Context, ix *tapeIndex, token string, ts int64) (f *tapeBookFile, s tapeSnap, ok bool, err error) {
+	var cand []*tapeBookFile
 	for _, bf := range ix.books {
-		ss := bf.snaps[token]
-		// The first snapshot after ts; the one before it is the file's candidate.
-		i, _ := slices.BinarySearchFunc(ss, ts, func(s tapeSnap, t int64) int {
-			if s.ts <= t {
-				return -1
-			}
-			return 1
-		})
-		if i == 0 {
-			continue
+		if bf.span.ok && bf.span.minTS <= ts {
+			cand = append(cand, bf)
 		}
-		c := ss[i-1]
-		if !ok || snapAfter(c, s) {
+	}
+	if len(cand) == 0 {
+		return nil, s, false, nil
+	}
+	latest := cand[0]
+	for _, bf := range cand[1:] {
+		if bf.span.maxTS > latest.span.maxTS {
+			latest = bf
+		}
+	}
+	best := map[string]tapeSnap{} // digest path -> that file's candidate
+	if err := q.snapsAt(ctx, []string{latest.snapsPath}, token, ts, best); err != nil {
+		return nil, s, false, err
+	}
+	first, found := best[latest.snapsPath]
+	var rest []string
+	for _, bf := range cand {
+		if bf != latest && (!found || bf.span.maxTS >= first.ts) {
+			rest = append(rest, bf.snapsPath)
+		}
+	}
+	if len(rest) > 0 {
+		if err := q.snapsAt(ctx, rest, token, ts, best); err != nil {
+			return nil, s, false, err
+		}
+	}
+	for _, bf := range ix.books {
+		c, has := best[bf.snapsPath]
+		if has && (!ok || snapAfter(c, s)) {
 			f, s, ok = bf, c, true
 		}
 	}
-	return f, s, ok
+	return f, s, ok, nil
+}
+
+// snapsAt adds to best each digest file's last snapshot of token with ts at or before ts.
+func (q *Queries) snapsAt(ctx context.Context, paths []string, token string, ts int64, best map[string]tapeSnap) error {
+	rows, err := q.db.QueryContext(ctx, predmktTapeSnapAtSQL, paths, token, ts)
+	if err != nil {
+		return wrap(ctx, "predmkt orderbook", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var p string
+		var s tapeSnap
+		if err := rows.Scan(&p, &s.ts, &s.local, &s.seq, &s.row); err != nil {
+			return wrap(ctx, "predmkt orderbook", err)
+		}
+		best[p] = s
+	}
+	return wrap(ctx, "predmkt orderbook", rows.Err())
 }
 
 func snapAfter(a, b tapeSnap) bool {

@@ -80,18 +80,26 @@ func (q *Queries) orderbookSnapshot(ctx context.Context, p PredmktOrderbookParam
 	if err != nil {
 		return 0, bids, asks, false, err
 	}
-	f, s, ok := ix.tapeSnapshot(p.TokenID, p.TS)
-	if !ok {
-		return 0, bids, asks, false, nil
-	}
-	var tok, typ string
-	var rts, local, seq int64
-	err = q.db.QueryRowContext(ctx, predmktOrderbookRowSQL, f.path, s.row).Scan(&tok, &typ, &rts, &local, &seq, &bids, &asks)
-	if err == nil && tok == p.TokenID && typ == "book" && rts == s.ts && local == s.local && seq == s.seq {
-		return rts, bids, asks, true, nil
-	}
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+	f, s, ok, err := q.tapeSnapshot(ctx, ix, p.TokenID, p.TS)
+	switch {
+	case err != nil && ctx.Err() != nil:
 		return 0, bids, asks, false, err
+	case err != nil:
+		// A digest removed since this version of the index was taken (its archive file
+		// went away and a newer index pruned it): the SQL over the tape answers.
+		q.log.Warn("orderbook snapshot digests unreadable; answering from the tape", "err", err)
+	case !ok:
+		return 0, bids, asks, false, nil
+	default:
+		var tok, typ string
+		var rts, local, seq int64
+		err = q.db.QueryRowContext(ctx, predmktOrderbookRowSQL, f.path, s.row).Scan(&tok, &typ, &rts, &local, &seq, &bids, &asks)
+		if err == nil && tok == p.TokenID && typ == "book" && rts == s.ts && local == s.local && seq == s.seq {
+			return rts, bids, asks, true, nil
+		}
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return 0, bids, asks, false, err
+		}
 	}
 	err = q.db.QueryRowContext(ctx, predmktOrderbookSQL, p.TokenID, p.TS).Scan(&ts, &bids, &asks)
 	if errors.Is(err, sql.ErrNoRows) {

@@ -22,8 +22,11 @@ WITH p AS (
     LEFT JOIN perpdex_cohorts_at($9::TIMESTAMP) c ON c.wallet = p.wallet
 ), g AS (
     SELECT ts, coin, cohort,
-           coalesce(sum(position_value) FILTER (WHERE szi > 0), 0) AS long_usd,
-           coalesce(sum(position_value) FILTER (WHERE szi < 0), 0) AS short_usd,
+           -- Summed as exact decimals (each value to 1e-8 USD): a DOUBLE sum's rounding
+           -- follows the order it adds in, which depends on DuckDB's threads (a cent
+           -- apart between a one-thread and a two-thread store); a decimal sum does not.
+           coalesce(sum(position_value::DECIMAL(38, 8)) FILTER (WHERE szi > 0), 0)::DOUBLE AS long_usd,
+           coalesce(sum(position_value::DECIMAL(38, 8)) FILTER (WHERE szi < 0), 0)::DOUBLE AS short_usd,
            count(*) FILTER (WHERE szi > 0) AS long_n,
            count(*) FILTER (WHERE szi < 0) AS short_n,
            count(*) FILTER (WHERE pit) AS pit_n,

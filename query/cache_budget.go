@@ -1,0 +1,129 @@
+package query
+
+import (
+	"container/list"
+	"sort"
+	"sync"
+)
+
+// Go-side caches under the memory budget (issue 11, bounded memory). A cache the store
+// keeps across requests is a byteLRU: bounded by bytes, its limit a share of the Go
+// part of --memory-limit (Budget.Go), registered by name so its use is reported
+// (CacheReport) and tested against the budget. A whole-table copy is not allowed: what
+// does not fit is evicted and read again from the lake (DuckDB, a few row groups).
+
+// CacheShare is the part of the Go budget that the registered caches may hold together;
+// the rest is request buffers, the HTTP server and the serving hour's boards.
+const CacheShare = 0.25
+
+// cacheShares splits CacheShare between the registered caches (by name).
+var cacheShares = map[string]float64{
+	"onchain_balance_tokens": 1,
+}
+
+// cacheLimit is the byte limit of the named cache under this store's budget.
+func (q *Queries) cacheLimit(name string) int64 {
+	return int64(float64(q.budget.Go) * CacheShare * cacheShares[name])
+}
+
+// CacheUse is one registered cache's size and limit in bytes.
+type CacheUse struct {
+	Name      string `json:"name"`
+	Bytes     int64  `json:"bytes"`
+	Limit     int64  `json:"limit"`
+	Entries   int    `json:"entries"`
+	Evictions int64  `json:"evictions"`
+}
+
+type sizedCache interface{ use() CacheUse }
+
+type cacheRegistry struct {
+	mu     sync.Mutex
+	caches map[string]sizedCache
+}
+
+// registerCache records c under its name, replacing the previous cache of that name (a
+// cache rebuilt with its source tables).
+func (q *Queries) registerCache(name string, c sizedCache) {
+	q.caches.mu.Lock()
+	defer q.caches.mu.Unlock()
+	if q.caches.caches == nil {
+		q.caches.caches = map[string]sizedCache{}
+	}
+	q.caches.caches[name] = c
+}
+
+// CacheReport lists the registered caches, by name.
+func (q *Queries) CacheReport() []CacheUse {
+	q.caches.mu.Lock()
+	defer q.caches.mu.Unlock()
+	out := make([]CacheUse, 0, len(q.caches.caches))
+	for _, c := range q.caches.caches {
+		out = append(out, c.use())
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// byteLRU is a least-recently-used map bounded by the bytes its entries declare. An
+// entry larger than the whole limit is not kept (the caller still uses its value).
+type byteLRU[K comparable, V any] struct {
+	name  string
+	limit int64
+
+	mu        sync.Mutex
+	used      int64
+	evictions int64
+	order     *list.List // front: most recently used
+	items     map[K]*list.Element
+}
+
+type lruEntry[K comparable, V any] struct {
+	key  K
+	val  V
+	size int64
+}
+
+func newByteLRU[K comparable, V any](name string, limit int64) *byteLRU[K, V] {
+	return &byteLRU[K, V]{name: name, limit: limit, order: list.New(), items: map[K]*list.Element{}}
+}
+
+func (c *byteLRU[K, V]) get(k K) (V, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.items[k]; ok {
+		c.order.MoveToFront(e)
+		return e.Value.(*lruEntry[K, V]).val, true
+	}
+	var zero V
+	return zero, false
+}
+
+func (c *byteLRU[K, V]) put(k K, v V, size int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.items[k]; ok {
+		c.used -= e.Value.(*lruEntry[K, V]).size
+		c.order.Remove(e)
+		delete(c.items, k)
+	}
+	if size > c.limit {
+		return
+	}
+	for c.used+size > c.limit {
+		last := c.order.Back()
+		le := last.Value.(*lruEntry[K, V])
+		c.order.Remove(last)
+		delete(c.items, le.key)
+		c.used -= le.size
+		c.evictions++
+	}
+	c.items[k] = c.order.PushFront(&lruEntry[K, V]{key: k, val: v, size: size})
+	c.used += size
+}
+
+func (c *byteLRU[K, V]) use() CacheUse {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return CacheUse{Name: c.name, Bytes: c.used, Limit: c.limit, Entries: len(c.items), Evictions: c.evictions}
+}
