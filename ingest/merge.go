@@ -56,7 +56,8 @@ type Stage struct {
 	merging bool
 	// arrowBytes is the size of the Arrow batches held (stage_arrow.go; the writer's).
 	arrowBytes int64
-	views      int // Arrow views registered, for their names
+	arrowMax   int64 // their bound (SetArrowBudget)
+	views      int   // Arrow views registered, for their names
 }
 
 type staged struct {
@@ -105,8 +106,21 @@ func NewStage(ctx context.Context, root string) (*Stage, error) {
 		return nil, err
 	}
 	return &Stage{root: root, tmp: tmp, db: db, conn: conn, tables: map[string]*staged{}, keys: map[string][]string{},
-		free:  make(chan *stageBatch, 16),
+		free: make(chan *stageBatch, 16), arrowMax: arrowBudget,
 		marks: map[int64]map[*partFile]filePos{}}, nil
+}
+
+// ArrowStaging says whether this build hands rows staged as Vals to DuckDB as Arrow
+// batches (the duckdb_arrow build tag, stage_arrow.go) rather than as CSV files.
+const ArrowStaging = arrowOn
+
+// SetArrowBudget bounds the bytes of Arrow batches the stage holds in memory before
+// further rows go to the bulk files on disk (512 MB unless set; 0 sends every row to
+// the files, as a build without the duckdb_arrow tag does). Call it before staging.
+func (s *Stage) SetArrowBudget(n int64) {
+	if err := s.sync(); err == nil {
+		s.arrowMax = n
+	}
 }
 
 // Close releases the stage (staged rows not merged are dropped).

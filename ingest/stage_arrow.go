@@ -34,9 +34,9 @@ import (
 
 const arrowOn = true
 
-// arrowBudget bounds the bytes of Arrow batches a stage holds (a variable so that a
-// test can send rows past it to the bulk files).
-var arrowBudget int64 = 512 << 20
+// arrowBudget is the default bound of the bytes of Arrow batches a stage holds
+// (Stage.SetArrowBudget).
+const arrowBudget int64 = 512 << 20
 
 // A record batch is cut at arrowBatchRows rows or arrowBatchBytes bytes (its text
 // offsets are 32-bit).
@@ -137,7 +137,7 @@ func textFits(s string) bool {
 // Arrow form or the budget is spent (nothing is added then).
 func (s *Stage) addArrow(st *staged, tvals []Val, part []string, ord int64) (bool, error) {
 	size, ok := arrowFits(st.kinds, tvals)
-	if !ok || s.arrowBytes+size > arrowBudget {
+	if !ok || s.arrowBytes+size > s.arrowMax {
 		return false, nil
 	}
 	pf := s.partState(st, part)

@@ -8,7 +8,7 @@ import "context"
 
 const arrowOn = false
 
-var arrowBudget int64
+const arrowBudget int64 = 0
 
 type arrowTable struct{}
 
