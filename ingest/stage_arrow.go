@@ -119,18 +119,10 @@ func arrowFits(kinds []colKind, tvals []Val) (int64, bool) {
 	return size, true
 }
 
-// textFits is appendText's rule: no NUL byte, valid UTF-8.
+// textFits is appendText's rule: no NUL byte, valid UTF-8 (both checked a word at a
+// time, where a loop over the bytes was a quarter of the hand-off's Go time).
 func textFits(s string) bool {
-	ascii := true
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == 0:
-			return false
-		case c >= utf8.RuneSelf:
-			ascii = false
-		}
-	}
-	return ascii || utf8.ValidString(s)
+	return strings.IndexByte(s, 0) < 0 && utf8.ValidString(s)
 }
 
 // addArrow adds one row to its partition's Arrow batches; false when it has no exact
