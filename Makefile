@@ -5,6 +5,9 @@ SCALE ?= small
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 GO ?= go
 export CGO_ENABLED = 1
+# duckdb_arrow: the driver's Arrow interface, through which ingest hands staged rows to
+# DuckDB (ingest/stage_arrow.go; without it they go through CSV files, docs/INGEST.md).
+export GOFLAGS += -tags=duckdb_arrow
 
 .PHONY: build run test vet fmt-check bench bench-scale test-memory-limit test-point-in-time lint mcp-check clean
 
@@ -30,6 +33,8 @@ fmt-check:
 # more under the race detector (the DuckDB-linked packages are too slow under -race).
 test: vet fmt-check
 	$(GO) test -count=1 -timeout 30m ./...
+	@# the staging without the Arrow hand-off (a plain `go build`) too
+	GOFLAGS= $(GO) test -count=1 ./ingest/
 	$(GO) test -count=1 -race ./ratelimit/ ./archive/ ./lake/
 
 BENCH_LAKE ?= ./data-medium

@@ -193,12 +193,20 @@ type partFile struct {
 	// only costs a dedupe that finds nothing.
 	keys *hashSet
 	dups bool
+	// arr holds the rows staged as Arrow batches (stage_arrow.go); rows counts the
+	// CSV lines only.
+	arr arrowState
 }
+
+// total is the partition's staged rows, in the file and as Arrow batches.
+func (pf *partFile) total() int64 { return pf.rows + pf.arr.n }
 
 // filePos is how far a partition file had got at a mark (for rolling back).
 type filePos struct {
 	rows, bytes int64
 	longest     int
+	recs        int   // Arrow batches (the mark cut the rows being built)
+	arows       int64 // Arrow rows
 }
 
 // addBulk writes one row (stored columns, then _ord), given as vals or as tvals, to
@@ -261,8 +269,8 @@ func (s *Stage) keyHash(line []byte, ends []int, idx []int) uint64 {
 	return s.kh.Sum64()
 }
 
-// partFile is st's open bulk file for the partition part, created or reopened.
-func (s *Stage) partFile(st *staged, part []string) (*partFile, error) {
+// partState is st's partition part (its file not opened).
+func (s *Stage) partState(st *staged, part []string) *partFile {
 	k := strings.Join(part, "\x00")
 	pf := st.parts[k]
 	if pf == nil {
@@ -272,6 +280,12 @@ func (s *Stage) partFile(st *staged, part []string) (*partFile, error) {
 		}
 		st.parts[k] = pf
 	}
+	return pf
+}
+
+// partFile is st's open bulk file for the partition part, created or reopened.
+func (s *Stage) partFile(st *staged, part []string) (*partFile, error) {
+	pf := s.partState(st, part)
 	if pf.f != nil {
 		return pf, nil
 	}
@@ -335,6 +349,9 @@ func (s *Stage) closeParts() error {
 // truncate drops pf's lines after pos (a rollback): rows are in staging order, so the
 // rows after a mark are the end of the file.
 func (s *Stage) truncate(pf *partFile, pos filePos) error {
+	if pf.arr.n != pos.arows {
+		pf.arr.truncate(pos.recs, pos.arows)
+	}
 	if pf.rows == pos.rows {
 		return nil
 	}
@@ -351,6 +368,7 @@ func (s *Stage) truncate(pf *partFile, pos filePos) error {
 
 // remove deletes pf's file.
 func (s *Stage) removePart(pf *partFile) {
+	pf.arr.release()
 	s.closePart(pf) //nolint:errcheck // the file goes anyway
 	if pf.path != "" {
 		os.Remove(pf.path)

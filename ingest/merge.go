@@ -54,6 +54,10 @@ type Stage struct {
 	marks map[int64]map[*partFile]filePos // how far each file had got at each mark
 	// merging: threads raised for the merges.
 	merging bool
+	// arrowBytes is the size of the Arrow batches held (stage_arrow.go; the writer's).
+	arrowBytes int64
+	arrowMax   int64 // their bound (SetArrowBudget)
+	views      int   // Arrow views registered, for their names
 }
 
 type staged struct {
@@ -63,6 +67,7 @@ type staged struct {
 	parts   map[string]*partFile // bulk files by partition
 	key     []string             // the declared key (Key), nil when none
 	keyIdx  []int                // its column positions
+	arr     arrowTable           // the Arrow schema (stage_arrow.go)
 	app     *duckdb.Appender     // opened for the first row the bulk file cannot carry
 	row     []driver.Value
 	n       int64 // rows staged (counted by Append)
@@ -101,8 +106,21 @@ func NewStage(ctx context.Context, root string) (*Stage, error) {
 		return nil, err
 	}
 	return &Stage{root: root, tmp: tmp, db: db, conn: conn, tables: map[string]*staged{}, keys: map[string][]string{},
-		free:  make(chan *stageBatch, 16),
+		free: make(chan *stageBatch, 16), arrowMax: arrowBudget,
 		marks: map[int64]map[*partFile]filePos{}}, nil
+}
+
+// ArrowStaging says whether this build hands rows staged as Vals to DuckDB as Arrow
+// batches (the duckdb_arrow build tag, stage_arrow.go) rather than as CSV files.
+const ArrowStaging = arrowOn
+
+// SetArrowBudget bounds the bytes of Arrow batches the stage holds in memory before
+// further rows go to the bulk files on disk (512 MB unless set; 0 sends every row to
+// the files, as a build without the duckdb_arrow tag does). Call it before staging.
+func (s *Stage) SetArrowBudget(n int64) {
+	if err := s.sync(); err == nil {
+		s.arrowMax = n
+	}
 }
 
 // Close releases the stage (staged rows not merged are dropped).
@@ -180,6 +198,12 @@ func (s *Stage) appended(st *staged, bt *stageBatch) error {
 // appender when the file cannot carry it. Called by the writer goroutine only.
 func (s *Stage) appendRow(st *staged, vals []any, tvals []Val, part []string, ord int64) error {
 	t := st.t
+	if st.kinds != nil && tvals != nil && arrowOn {
+		ok, err := s.addArrow(st, tvals, part, ord)
+		if err != nil || ok {
+			return err
+		}
+	}
 	if st.kinds != nil {
 		ok, err := s.addBulk(st, vals, tvals, part, ord)
 		if err != nil || ok {
@@ -348,10 +372,21 @@ func (s *Stage) Merge(ctx context.Context, t *lake.Table, key []string) (MergeSt
 				return ms, fmt.Errorf("merge %s: %w", rel, err)
 			}
 		}
+		var drop func()
+		if p.file != nil && p.file.arr.n > 0 {
+			s.views++
+			p.view, drop, err = s.arrowView(ctx, st, p.file, fmt.Sprintf("stage_arrow_%d", s.views))
+			if err != nil {
+				return ms, err
+			}
+		}
 		q, args := mergeQuery(st, key, p, file, stored)
 		// The merged count is what the copy wrote (running the merge query once more
 		// just to count it doubled the cost of a large ingest).
 		mergedN, err := lake.CopyQuery(ctx, s.conn, s.root, t, p.vals, q, args...)
+		if drop != nil {
+			drop()
+		}
 		if err != nil {
 			return ms, err
 		}
@@ -391,6 +426,7 @@ type stagedPart struct {
 	staged int64     // staged rows
 	dups   bool      // some staged rows may share a key
 	file   *partFile // its bulk file, nil when none
+	view   string    // the SELECT of its Arrow rows (a registered view), "" when none
 	table  bool      // rows in the staging table too
 }
 
@@ -402,10 +438,13 @@ func (s *Stage) partitions(ctx context.Context, st *staged, key []string) ([]sta
 	byPart := map[string]*stagedPart{}
 	keyed := slices.Equal(key, st.key)
 	for k, pf := range st.parts {
-		if pf.rows == 0 {
+		if pf.total() == 0 {
 			continue
 		}
-		byPart[k] = &stagedPart{vals: pf.vals, staged: pf.rows, dups: pf.dups || !keyed, file: pf}
+		// Key hashes of CSV lines and of Arrow rows differ for one key: a partition
+		// with rows in both forms is deduplicated.
+		mixed := pf.rows > 0 && pf.arr.n > 0
+		byPart[k] = &stagedPart{vals: pf.vals, staged: pf.total(), dups: pf.dups || !keyed || mixed, file: pf}
 	}
 	if st.tabRows > 0 {
 		tab, err := s.tablePartitions(ctx, st, key)
@@ -518,8 +557,11 @@ func mergeQuery(st *staged, key []string, p stagedPart, file string, stored bool
 	list := strings.Join(cols, ", ")
 	var src []string
 	var args []any
-	if p.file != nil {
+	if p.file != nil && p.file.rows > 0 {
 		src = append(src, readCSV(st, p.file))
+	}
+	if p.view != "" {
+		src = append(src, p.view)
 	}
 	if p.table {
 		src = append(src, "SELECT "+list+", _ord FROM "+st.name+" WHERE "+partWhere(t))
@@ -653,7 +695,7 @@ func (s *Stage) rollback(ctx context.Context, mark int64) error {
 			if err := s.truncate(pf, snap[pf]); err != nil {
 				return err
 			}
-			n += pf.rows
+			n += pf.total()
 		}
 		if st.tabRows > 0 {
 			// The table name is generated from the registry, never from input.

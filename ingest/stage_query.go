@@ -73,7 +73,7 @@ func (s *Stage) WriteNew(ctx context.Context, t *lake.Table, part []string, quer
 		if err := s.flush(ctx, st); err != nil {
 			return MergeStats{}, false, err
 		}
-		if pf := st.parts[strings.Join(part, "\x00")]; (pf != nil && pf.rows > 0) || st.tabRows > 0 {
+		if pf := st.parts[strings.Join(part, "\x00")]; (pf != nil && pf.total() > 0) || st.tabRows > 0 {
 			return MergeStats{}, false, nil // staged rows to merge with: the merge does it
 		}
 	}

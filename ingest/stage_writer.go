@@ -103,8 +103,9 @@ func (s *Stage) writer() {
 			snap := map[*partFile]filePos{}
 			for _, st := range s.tables {
 				for _, pf := range st.parts {
-					if pf.rows > 0 {
-						snap[pf] = filePos{rows: pf.rows, bytes: pf.bytes, longest: pf.longest}
+					if pf.total() > 0 {
+						pf.arr.cut()
+						snap[pf] = filePos{rows: pf.rows, bytes: pf.bytes, longest: pf.longest, recs: len(pf.arr.recs), arows: pf.arr.n}
 					}
 				}
 			}

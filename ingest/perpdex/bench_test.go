@@ -18,7 +18,7 @@ import (
 
 // nodeFile writes a node fill file of n fills (ten fills per block, two sides per
 // trade, some with builder codes), the shape of the venue's node_fills_by_block.
-func nodeFile(b *testing.B, n int, compress bool) (string, int64) {
+func nodeFile(b testing.TB, n int, compress bool) (string, int64) {
 	b.Helper()
 	var buf bytes.Buffer
 	t0 := time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
@@ -64,7 +64,7 @@ func cpuSeconds() float64 {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
 
-func lz4Compress(b *testing.B, data []byte) []byte {
+func lz4Compress(b testing.TB, data []byte) []byte {
 	b.Helper()
 	return lz4Bytes(&testing.T{}, string(data))
 }
