@@ -109,9 +109,12 @@ func (q *Queries) PerpdexLiquidations(ctx context.Context, p PerpdexLiquidations
 		return page, &StoreError{Op: "perpdex liquidations", Err: err}
 	}
 	sort.Strings(rawDates)
+	// A published date without rows has no file (nothing to name to read_parquet).
 	all := make([]string, 0, len(pub))
-	for d := range pub {
-		all = append(all, d)
+	for d, e := range pub {
+		if e.Rows > 0 {
+			all = append(all, d)
+		}
 	}
 	sort.Strings(all)
 	upper := p.End
