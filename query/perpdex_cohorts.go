@@ -72,44 +72,83 @@ func (q *Queries) PerpdexCohorts(ctx context.Context, p PerpdexCohortsParams) (C
 	if p.After != nil {
 		aT, aC, aK = p.After.TS, p.After.Coin, p.After.Cohort
 	}
-	rows, err := q.db.QueryContext(ctx, perpdexCohortsSQL, pdNullStr(p.Coin), p.Axis, p.Start, p.End, aT, aC, aK, p.Limit+1, lab.current, lab.hourlyUntil)
-	if err != nil {
-		return page, wrap(ctx, "perpdex cohorts", err)
+	// The page is the newest limit+1 groups, and a group (hour, coin, cohort) holds the
+	// positions of one hour: the groups of hours at or after s are the same whether the
+	// window starts at s or earlier, so the newest day before the page's anchor (the
+	// window's end or the cursor's hour) is read first and the window widened only while
+	// it gives too few groups. The default window is the whole history, which read every
+	// hourly snapshot and label of the lake per page (past a request's 30 s at large).
+	anchor := p.End
+	if p.After != nil && p.After.TS.Before(anchor) {
+		anchor = p.After.TS
 	}
-	defer rows.Close()
-	var last CohortKey
-	for rows.Next() {
-		var (
-			r         CohortPositioning
-			ts        time.Time
-			pit, n    int64
-			long, shr float64
-		)
-		if err := rows.Scan(&ts, &r.Coin, &r.Cohort, &long, &shr, &r.LongPositions, &r.ShortPositions, &pit, &n); err != nil {
-			return page, wrap(ctx, "perpdex cohorts", err)
+	var got []cohortRow
+	for span := 24 * time.Hour; ; span *= 4 {
+		from := anchor.Add(-span)
+		whole := !from.After(p.Start)
+		if whole {
+			from = p.Start
 		}
+		got, err = q.perpdexCohortRows(ctx, p, from, aT, aC, aK, lab)
+		if err != nil {
+			return page, err
+		}
+		if whole || len(got) > p.Limit {
+			break
+		}
+	}
+	var last CohortKey
+	for _, g := range got {
 		if len(page.Rows) == p.Limit {
 			page.Next = &last
 			break
 		}
-		r.TS = ISOSeconds(ts)
-		r.LongUsd, r.ShortUsd, r.NetUsd = Round(long, 2), Round(shr, 2), Round(long-shr, 2)
-		if long+shr > 0 {
-			r.LongSharePct = pdPtr(long/(long+shr)*100, 4)
+		r := g.row
+		r.TS = ISOSeconds(g.ts)
+		r.LongUsd, r.ShortUsd, r.NetUsd = Round(g.long, 2), Round(g.short, 2), Round(g.long-g.short, 2)
+		if g.long+g.short > 0 {
+			r.LongSharePct = pdPtr(g.long/(g.long+g.short)*100, 4)
 		}
-		switch pit {
-		case n:
+		switch g.pit {
+		case g.n:
 			r.LabelBasis = "point_in_time"
 		case 0:
 			r.LabelBasis = "current"
 		default:
 			r.LabelBasis = "mixed"
 		}
-		if pit < n {
+		if g.pit < g.n {
 			page.LabelComputed.Lookahead = true
 		}
 		page.Rows = append(page.Rows, r)
-		last = CohortKey{ts, r.Coin, r.Cohort}
+		last = CohortKey{g.ts, r.Coin, r.Cohort}
 	}
-	return page, wrap(ctx, "perpdex cohorts", rows.Err())
+	return page, nil
+}
+
+// cohortRow is one group of cohorts.sql as read.
+type cohortRow struct {
+	row         CohortPositioning
+	ts          time.Time
+	long, short float64
+	pit, n      int64
+}
+
+// perpdexCohortRows runs cohorts.sql for the window [from, p.End] (at most limit+1
+// groups).
+func (q *Queries) perpdexCohortRows(ctx context.Context, p PerpdexCohortsParams, from time.Time, aT, aC, aK any, lab pdLabelsAt) ([]cohortRow, error) {
+	rows, err := q.db.QueryContext(ctx, perpdexCohortsSQL, pdNullStr(p.Coin), p.Axis, from, p.End, aT, aC, aK, p.Limit+1, lab.current, lab.hourlyUntil)
+	if err != nil {
+		return nil, wrap(ctx, "perpdex cohorts", err)
+	}
+	defer rows.Close()
+	var out []cohortRow
+	for rows.Next() {
+		var g cohortRow
+		if err := rows.Scan(&g.ts, &g.row.Coin, &g.row.Cohort, &g.long, &g.short, &g.row.LongPositions, &g.row.ShortPositions, &g.pit, &g.n); err != nil {
+			return nil, wrap(ctx, "perpdex cohorts", err)
+		}
+		out = append(out, g)
+	}
+	return out, wrap(ctx, "perpdex cohorts", rows.Err())
 }
