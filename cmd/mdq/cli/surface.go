@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -20,8 +21,22 @@ func surfaceHook(ctx context.Context, cfg *Config, cmd *cobra.Command, api *hand
 		api.Issuer = issuerSetting(cmd)
 	}
 	api.Mounts = append(api.Mounts, api.SurfaceMounts()...)
-	// Render the docs page (it runs every route's example) before the first visitor.
-	go api.WarmDocs()
+	// Render the docs page (it runs every route's example) before the first visitor, once
+	// the store is ready: run beside the first pass, the examples competed with it for
+	// memory on the large lake, and a board an example computed before the cohort labels
+	// were published stayed in the serving hour's memory under the older source
+	// signature, so a restart in the same hour recomputed it (TestRestartReadyFromPublishedTables
+	// failed so once under load). A visitor before then renders it on the spot.
+	go func() {
+		for !api.Q.Ready().Ready {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+		api.WarmDocs()
+	}()
 	return nil, nil
 }
 
