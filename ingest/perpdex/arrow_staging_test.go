@@ -2,8 +2,6 @@ package perpdex
 
 import (
 	"bytes"
-	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,32 +17,14 @@ import (
 // It returns each batch's summary and rejected files.
 func loadBudget(t *testing.T, root string, budget int64, files ...string) string {
 	t.Helper()
-	ctx := context.Background()
-	st, err := ingest.NewStage(ctx, root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	if budget >= 0 {
-		st.SetArrowBudget(budget)
-	}
-	l, err := NewLoader(st, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := ""
-	for _, f := range files {
-		if err := l.File(ctx, f); err != nil {
-			var le *ingest.LineError
-			if !errors.As(err, &le) {
-				t.Fatalf("%s: %v", f, err)
-			}
-			out += fmt.Sprintf("rejected %s; ", filepath.Base(f))
+	sum, rejected, l := loadWith(t, root, Options{}, func(st *ingest.Stage, _ *Loader) {
+		if budget >= 0 {
+			st.SetArrowBudget(budget)
 		}
-	}
-	sum, err := l.Finish(ctx, fixtureNow)
-	if err != nil {
-		t.Fatal(err)
+	}, files...)
+	out := ""
+	for _, r := range rejected {
+		out += fmt.Sprintf("rejected %s; ", filepath.Base(r.file))
 	}
 	return out + fmt.Sprintf("%s; derived %d; tables %v", sum.String(), l.derived, l.Tables)
 }

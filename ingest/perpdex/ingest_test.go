@@ -24,6 +24,26 @@ var fixtureNow = time.Date(2026, 4, 4, 0, 0, 0, 0, time.UTC)
 // load runs one batch into root and returns its summary and the per-file errors.
 func load(t *testing.T, root string, opts Options, files ...string) (ingest.Summary, []error) {
 	t.Helper()
+	sum, rejected, l := loadWith(t, root, opts, nil, files...)
+	var errs []error
+	for _, r := range rejected {
+		errs = append(errs, r.err)
+	}
+	return sum, append(errs, l.Errors...)
+}
+
+// rejectedFile is a file a batch rejected for a malformed line.
+type rejectedFile struct {
+	file string
+	err  error
+}
+
+// loadWith runs one batch into root through a stage and loader that setup (when not
+// nil) adjusts first, failing the test on any error but a file's malformed line; it
+// returns the summary, the rejected files and the loader. The tests' load variants
+// (tape path, Arrow budget) are this with one setting each.
+func loadWith(t *testing.T, root string, opts Options, setup func(*ingest.Stage, *Loader), files ...string) (ingest.Summary, []rejectedFile, *Loader) {
+	t.Helper()
 	ctx := context.Background()
 	st, err := ingest.NewStage(ctx, root)
 	if err != nil {
@@ -34,22 +54,24 @@ func load(t *testing.T, root string, opts Options, files ...string) (ingest.Summ
 	if err != nil {
 		t.Fatal(err)
 	}
-	var errs []error
+	if setup != nil {
+		setup(st, l)
+	}
+	var rejected []rejectedFile
 	for _, f := range files {
 		if err := l.File(ctx, f); err != nil {
 			var le *ingest.LineError
 			if !errors.As(err, &le) {
 				t.Fatalf("%s: %v", f, err)
 			}
-			errs = append(errs, err)
+			rejected = append(rejected, rejectedFile{f, err})
 		}
 	}
-	errs = append(errs, l.Errors...)
 	sum, err := l.Finish(ctx, fixtureNow)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return sum, errs
+	return sum, rejected, l
 }
 
 // dump is every row of every perpdex table in the lake as text, sorted: two lakes with

@@ -2,7 +2,6 @@ package perpdex
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,25 +17,9 @@ import (
 // date (stageTape, the path before Stage.WriteNew) or written directly where it may be.
 func loadTape(t *testing.T, root string, stageTape bool, opts Options, files ...string) string {
 	t.Helper()
-	ctx := context.Background()
-	st, err := ingest.NewStage(ctx, root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	l, err := NewLoader(st, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l.stageTape = stageTape
-	for _, f := range files {
-		if err := l.File(ctx, f); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-	}
-	sum, err := l.Finish(ctx, fixtureNow)
-	if err != nil {
-		t.Fatal(err)
+	sum, rejected, l := loadWith(t, root, opts, func(_ *ingest.Stage, l *Loader) { l.stageTape = stageTape }, files...)
+	for _, r := range rejected {
+		t.Fatalf("%s: %v", r.file, r.err)
 	}
 	return fmt.Sprintf("%s; derived %d; tables %v", sum.String(), l.derived, l.Tables)
 }
