@@ -78,6 +78,9 @@ type Follower struct {
 	// is fetched whole, and its hash is remembered, so the reorg check covers blocks
 	// without token transfers as well.
 	Native bool
+	// Traces reads them from the node's trace API, internal value transfers included
+	// (Loader.Traces).
+	Traces bool
 	Log    io.Writer
 	Now    func() time.Time
 	// After runs once a step has changed the lake (the archive and derived tables).
@@ -186,7 +189,7 @@ func (f *Follower) Step(ctx context.Context) (StepResult, error) {
 		return res, err
 	}
 	defer l.Close()
-	l.Meta, l.Native = f.Client.TokenMeta, f.Native
+	l.Meta, l.Native, l.Traces = f.Client.TokenMeta, f.Native, f.Traces
 	headers, err := loadRange(ctx, l, f.Client, cp.Next, end, nil)
 	if err != nil {
 		return res, fmt.Errorf("blocks %d-%d: %w", cp.Next, end, err)

@@ -267,12 +267,21 @@ func BenchmarkFollowerCalls(b *testing.B) {
 // replaces a block's transactions (a chain with no token transfers at all: the reorg
 // check rests on the blocks' own hashes) is rewound and rewritten.
 func TestFollowerNative(t *testing.T) {
+	// With Traces the same, read from the trace API, plus each transaction's internal
+	// value transfer (log_index -2), rewound with its block.
+	for _, traces := range []bool{false, true} {
+		t.Run(fmt.Sprintf("traces=%v", traces), func(t *testing.T) { followerNative(t, traces) })
+	}
+}
+
+func followerNative(t *testing.T, traces bool) {
 	const conf = 3
 	node := evmnode.New(1040, linearTime)
 	model := map[uint64][]evmnode.Tx{}
 	txsOf := func(b uint64, fork int) []evmnode.Tx {
-		return []evmnode.Tx{{Hash: fmt.Sprintf("0x%060x%04x", b, fork), From: hexAddr('a', int(b)%5+1), To: hexAddr('b', fork+1),
-			Value: strconv.Itoa(int(b)*1000 + fork)}}
+		to := hexAddr('b', fork+1)
+		return []evmnode.Tx{{Hash: fmt.Sprintf("0x%060x%04x", b, fork), From: hexAddr('a', int(b)%5+1), To: to,
+			Value: strconv.Itoa(int(b)*1000 + fork), Calls: []evmnode.Call{{Type: "call", From: to, To: hexAddr('c', 1), Value: strconv.Itoa(int(b) + fork)}}}}
 	}
 	for b := uint64(1000); b <= 1040; b++ {
 		model[b] = txsOf(b, 0)
@@ -282,7 +291,7 @@ func TestFollowerNative(t *testing.T) {
 	root := t.TempDir()
 	var logBuf bytes.Buffer
 	f := &Follower{Root: root, Chain: "ethereum", Client: testClient(url), Confirmations: conf, Start: 1000, MaxBlocks: 15,
-		Native: true, Log: &logBuf, PublishEvery: -1}
+		Native: true, Traces: traces, Log: &logBuf, PublishEvery: -1}
 	check := func(step string, upTo uint64) {
 		t.Helper()
 		for i := 0; i < 20; i++ {
@@ -299,6 +308,9 @@ func TestFollowerNative(t *testing.T) {
 			if b <= upTo {
 				for _, tx := range txs {
 					want = append(want, fmt.Sprintf("%d %s -1 %s", b, tx.Hash, tx.Value))
+					if traces {
+						want = append(want, fmt.Sprintf("%d %s -2 %s", b, tx.Hash, tx.Calls[0].Value))
+					}
 				}
 			}
 		}

@@ -51,6 +51,10 @@ type Loader struct {
 	// of every transaction too: one full block per block of the range, plus receipts
 	// (native.go). Off by default: it costs a call per block.
 	Native bool
+	// Traces (with Native) reads the native coin from the node's trace API instead of
+	// the transactions: internal value transfers too (traces.go). A block of the range
+	// with transactions costs a trace call instead of its receipts.
+	Traces bool
 
 	stage   *ingest.Stage
 	blocks  map[uint64]int64  // block number → unix seconds

@@ -17,7 +17,8 @@ import (
 // one transfer of the zero token address with log_index -1: the same row the
 // Ethereum-ETL transactions.csv gives, so the two inputs agree and deduplicate.
 // Internal value transfers (a contract paying out inside a transaction) need the
-// node's trace API and are not read here; Ethereum-ETL traces.csv carries them.
+// node's trace API: with Loader.Traces they are read from it (traces.go), and the
+// transactions' own values with them.
 
 // fullBlocksPerRequest bounds a batch of full blocks: a busy block's transactions
 // run to hundreds of kilobytes of JSON.
@@ -63,7 +64,8 @@ func stageNativeChunk(ctx context.Context, l *Loader, c *Client, lo, hi uint64, 
 	outs := make([]json.RawMessage, n)
 	calls := make([]*Call, n)
 	for i := range calls {
-		calls[i] = &Call{Method: "eth_getBlockByNumber", Params: []any{hexQ(lo + uint64(i)), true}, Out: &outs[i]}
+		// With traces the transactions' values come from the traces: hashes suffice.
+		calls[i] = &Call{Method: "eth_getBlockByNumber", Params: []any{hexQ(lo + uint64(i)), !l.Traces}, Out: &outs[i]}
 	}
 	if err := c.Batch(ctx, calls); err != nil {
 		return err
@@ -73,6 +75,8 @@ func stageNativeChunk(ctx context.Context, l *Loader, c *Client, lo, hi uint64, 
 		block Header
 	}
 	var txs []pending
+	var blocks []uint64
+	hashes := map[uint64][]string{}
 	for i, cl := range calls {
 		b := lo + uint64(i)
 		if cl.Err != nil {
@@ -97,6 +101,19 @@ func stageNativeChunk(ctx context.Context, l *Loader, c *Client, lo, hi uint64, 
 		}
 		headers[b] = h
 		l.SetBlockTime(b, h.Time)
+		if l.Traces {
+			if len(fb.Transactions) > 0 {
+				blocks = append(blocks, b)
+				for _, raw := range fb.Transactions {
+					var hash string
+					if err := json.Unmarshal(raw, &hash); err != nil {
+						return fmt.Errorf("block %d: transaction hash: %w", b, err)
+					}
+					hashes[b] = append(hashes[b], hash)
+				}
+			}
+			continue
+		}
 		for _, raw := range fb.Transactions {
 			if len(raw) > 0 && raw[0] == '"' {
 				return fmt.Errorf("block %d: the node sent transaction hashes, not transactions", b)
@@ -126,6 +143,9 @@ func stageNativeChunk(ctx context.Context, l *Loader, c *Client, lo, hi uint64, 
 			}
 			txs = append(txs, pending{tr, h})
 		}
+	}
+	if l.Traces {
+		return stageTraces(ctx, l, c, headers, blocks, hashes)
 	}
 	if len(txs) == 0 {
 		return nil

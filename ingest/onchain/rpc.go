@@ -36,6 +36,9 @@ type Client struct {
 	// noBlockReceipts is set once the node answered that it has no
 	// eth_getBlockReceipts (native.go then asks receipts one transaction at a time).
 	noBlockReceipts atomic.Bool
+	// noTraceBlock is set once the node answered that it has no trace_block
+	// (traces.go then asks debug_traceBlockByHash).
+	noTraceBlock atomic.Bool
 }
 
 // NewClient returns a client for url with a 30-second timeout per request.

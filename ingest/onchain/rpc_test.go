@@ -402,3 +402,159 @@ func TestRPCNativeTransfers(t *testing.T) {
 		t.Errorf("ETL native rows\n got %v\nwant %v", etl, want[1:])
 	}
 }
+
+// TestRPCInternalTransfers: with Traces, the native coin is read from the node's trace
+// API, internal value transfers included: the k-th successful call or create of a
+// transaction that moves value (trace_address order) is log_index -1-k, the outermost
+// call being the transaction's own value; delegatecall, staticcall, selfdestruct and
+// block rewards are not transfers, and a call under a reverted one is skipped however
+// its own trace reads. trace_block and Geth's debug_traceBlockByHash (with and without
+// txHash) give the same rows, equal to those the same calls' Ethereum-ETL traces.csv
+// gives; a node with neither is a clear error.
+func TestRPCInternalTransfers(t *testing.T) {
+	const (
+		a, b, c, d = "0x1111111111111111111111111111111111111111", "0x2222222222222222222222222222222222222222",
+			"0x3333333333333333333333333333333333333333", "0x4444444444444444444444444444444444444444"
+		router, lib, made, made2 = "0x5555555555555555555555555555555555555555", "0x6666666666666666666666666666666666666666",
+			"0x7777777777777777777777777777777777777777", "0x8888888888888888888888888888888888888888"
+		eth = "000000000000000000" // 18 zeros
+	)
+	tx := func(i int) string { return fmt.Sprintf("0x%064x", i) }
+	newNode := func() *evmnode.Node {
+		n := evmnode.New(1100, linearTime)
+		n.RewardTo = d
+		n.AddTxs(1010,
+			evmnode.Tx{Hash: tx(1), From: a, To: router, Value: "3" + eth, Calls: []evmnode.Call{
+				{Type: "call", From: router, To: b, Value: "1" + eth},
+				{Type: "delegatecall", From: router, To: lib, Value: "5" + eth},
+				{Type: "staticcall", From: router, To: lib},
+				{Type: "call", From: router, To: c, Value: "2" + eth, Failed: true, Calls: []evmnode.Call{
+					{Type: "call", From: c, To: d, Value: "7" + eth}}}, // reverted with its parent
+				{Type: "create", From: router, To: made2, Value: "4" + eth, Calls: []evmnode.Call{
+					{Type: "selfdestruct", From: made2, To: a, Value: "4" + eth}}},
+				{Type: "call", From: router, To: d, Value: "0"},
+			}},
+			evmnode.Tx{Hash: tx(2), From: b, To: a, Value: "5", Failed: true, Calls: []evmnode.Call{
+				{Type: "call", From: a, To: c, Value: "1"}}},
+			evmnode.Tx{Hash: tx(3), From: a, To: router, Value: "0", Calls: []evmnode.Call{
+				{Type: "call", From: router, To: c, Value: "6"}}})
+		n.AddTxs(1030, evmnode.Tx{Hash: tx(4), From: b, Value: "2" + eth, Created: made})
+		return n
+	}
+	type row struct {
+		Block    int64
+		Tx       string
+		LogIndex int32
+		From, To string
+		Raw      string
+	}
+	want := []row{
+		{1010, tx(1), -3, router, made2, "4" + eth},
+		{1010, tx(1), -2, router, b, "1" + eth},
+		{1010, tx(1), -1, a, router, "3" + eth},
+		{1010, tx(3), -1, router, c, "6"},
+		{1030, tx(4), -1, b, made, "2" + eth},
+	}
+	rowsOf := func(root string) []row {
+		var out []row
+		for _, r := range readTransfers(t, root, "ethereum") {
+			if r.Token != ZeroAddress {
+				t.Errorf("token %s", r.Token)
+			}
+			out = append(out, row{r.Block, r.Tx, r.LogIndex, r.From, r.To, r.Raw})
+		}
+		return out
+	}
+	load := func(t *testing.T, node *evmnode.Node) ([]row, ingest.Summary, error) {
+		t.Helper()
+		cl := testClient(node.Start(t))
+		root := t.TempDir()
+		ctx := context.Background()
+		l, err := NewLoader(ctx, root, "ethereum")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		l.Meta, l.Native, l.Traces = cl.TokenMeta, true, true
+		if err := LoadRPC(ctx, l, cl, 1000, 1050, nil); err != nil {
+			return nil, l.Sum, err
+		}
+		if err := l.Commit(ctx, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		return rowsOf(root), l.Sum, nil
+	}
+	for _, tc := range []struct {
+		name                            string
+		noTraceBlock, noDebug, noTxHash bool
+	}{
+		{name: "trace_block"},
+		{name: "debug_traceBlockByHash", noTraceBlock: true},
+		{name: "debug_traceBlockByHash without txHash", noTraceBlock: true, noTxHash: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			node := newNode()
+			node.NoTraceBlock, node.NoDebugTrace, node.DebugNoTxHash = tc.noTraceBlock, tc.noDebug, tc.noTxHash
+			got, sum, err := load(t, node)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("internal transfers\n got %v\nwant %v", got, want)
+			}
+			// Reverted: tx(1)'s failed call and the call under it, tx(2) and its call.
+			if sum.Skipped["reverted call"] != 4 {
+				t.Errorf("skipped %v", sum.Skipped)
+			}
+			if node.Calls("eth_getBlockReceipts")+node.Calls("eth_getTransactionReceipt") != 0 {
+				t.Errorf("receipts asked with traces")
+			}
+			// Only the two blocks with transactions are traced; the fallback is found once.
+			if tc.noTraceBlock && (node.Calls("trace_block") != 1 || node.Calls("debug_traceBlockByHash") != 2) {
+				t.Errorf("fallback: %d trace_block, %d debug calls", node.Calls("trace_block"), node.Calls("debug_traceBlockByHash"))
+			}
+		})
+	}
+	t.Run("no trace API", func(t *testing.T) {
+		node := newNode()
+		node.NoTraceBlock, node.NoDebugTrace = true, true
+		_, _, err := load(t, node)
+		if err == nil || !strings.Contains(err.Error(), "serves neither trace_block nor debug_traceBlockByHash") {
+			t.Fatalf("err = %v", err)
+		}
+	})
+	t.Run("same as traces.csv", func(t *testing.T) {
+		d := t.TempDir()
+		// Ethereum-ETL's traces.csv of the same calls (trace_address order; status 0 on
+		// a reverted call and under it).
+		var sb strings.Builder
+		sb.WriteString("transaction_hash,from_address,to_address,value,trace_type,call_type,status,block_number\n")
+		line := func(h, from, to, value, typ, call, status string, blk uint64) {
+			fmt.Fprintf(&sb, "%s,%s,%s,%s,%s,%s,%s,%d\n", h, from, to, value, typ, call, status, blk)
+		}
+		line(tx(1), a, router, "3"+eth, "call", "call", "1", 1010)
+		line(tx(1), router, b, "1"+eth, "call", "call", "1", 1010)
+		line(tx(1), router, lib, "5"+eth, "call", "delegatecall", "1", 1010)
+		line(tx(1), router, lib, "0", "call", "staticcall", "1", 1010)
+		line(tx(1), router, c, "2"+eth, "call", "call", "0", 1010)
+		line(tx(1), c, d, "7"+eth, "call", "call", "0", 1010)
+		line(tx(1), router, made2, "4"+eth, "create", "", "1", 1010)
+		line(tx(1), made2, a, "4"+eth, "suicide", "", "1", 1010)
+		line(tx(1), router, d, "0", "call", "call", "1", 1010)
+		line(tx(2), b, a, "5", "call", "call", "0", 1010)
+		line(tx(2), a, c, "1", "call", "call", "0", 1010)
+		line(tx(3), a, router, "0", "call", "call", "1", 1010)
+		line(tx(3), router, c, "6", "call", "call", "1", 1010)
+		line("", "", d, "2"+eth, "reward", "", "1", 1010)
+		line(tx(4), b, made, "2"+eth, "create", "", "1", 1030)
+		writeFile(t, filepath.Join(d, "traces.csv"), sb.String())
+		writeFile(t, filepath.Join(d, "blocks.csv"), fmt.Sprintf("number,timestamp\n1010,%d\n1030,%d\n", linearTime(1010), linearTime(1030)))
+		root := t.TempDir()
+		if _, err := ingestETL(t, root, "ethereum", Options{}, nil, filepath.Join(d, "blocks.csv"), filepath.Join(d, "traces.csv")); err != nil {
+			t.Fatal(err)
+		}
+		if got := rowsOf(root); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("traces.csv\n got %v\nwant %v", got, want)
+		}
+	})
+}

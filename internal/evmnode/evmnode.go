@@ -81,6 +81,19 @@ type Tx struct {
 	Value          string
 	Failed         bool
 	Created        string
+	// Calls are the calls the transaction makes inside it, as a trace API reports
+	// them (trace_block, debug_traceBlockByHash).
+	Calls []Call
+}
+
+// Call is one call inside a transaction: Type is call, delegatecall, staticcall,
+// callcode, create or selfdestruct (To is then the beneficiary); Failed reverts it
+// (and so everything under it); Calls are the calls it makes in turn.
+type Call struct {
+	Type, From, To string
+	Value          string
+	Failed         bool
+	Calls          []Call
 }
 
 // Token is a contract's answers to decimals(), symbol() and name().
@@ -108,6 +121,12 @@ type Node struct {
 	// NoBlockReceipts answers eth_getBlockReceipts "method not found", as older nodes
 	// do (receipts are then asked one transaction at a time).
 	NoBlockReceipts bool
+	// NoTraceBlock and NoDebugTrace answer trace_block (Erigon, Nethermind, Reth) and
+	// debug_traceBlockByHash (Geth) "method not found"; DebugNoTxHash leaves txHash
+	// out of the latter's answers, as Geth did before 1.13.
+	NoTraceBlock, NoDebugTrace, DebugNoTxHash bool
+	// RewardTo, when set, adds a block reward trace (no transaction) to trace_block.
+	RewardTo string
 
 	mu     sync.Mutex
 	head   uint64
@@ -366,6 +385,53 @@ func (n *Node) answer(q req) resp {
 			rs = append(rs, n.receipt(b, i))
 		}
 		out.Result = rs
+	case "trace_block":
+		if n.NoTraceBlock {
+			return fail(-32601, "the method trace_block does not exist/is not available")
+		}
+		b, ok := uint64(0), len(q.Params) > 0
+		if ok {
+			b, ok = parseQ(q.Params[0])
+		}
+		if !ok {
+			return fail(-32602, "bad block")
+		}
+		if b > n.head {
+			out.Result = nil
+			return out
+		}
+		out.Result = n.parityTraces(b)
+	case "debug_traceBlockByHash":
+		if n.NoDebugTrace {
+			return fail(-32601, "the method debug_traceBlockByHash does not exist/is not available")
+		}
+		var h string
+		var opt struct {
+			Tracer string `json:"tracer"`
+		}
+		if len(q.Params) < 2 || json.Unmarshal(q.Params[0], &h) != nil || json.Unmarshal(q.Params[1], &opt) != nil || opt.Tracer != "callTracer" {
+			return fail(-32602, "want a block hash and {\"tracer\": \"callTracer\"}")
+		}
+		var b uint64
+		found := false
+		for i := uint64(0); i <= n.head; i++ {
+			if strings.EqualFold(n.hash(i), h) {
+				b, found = i, true
+				break
+			}
+		}
+		if !found {
+			return fail(-32000, "block "+h+" not found")
+		}
+		res := []any{}
+		for _, tx := range n.txs[b] {
+			r := map[string]any{"result": gethFrame(topCall(tx))}
+			if !n.DebugNoTxHash {
+				r["txHash"] = tx.Hash
+			}
+			res = append(res, r)
+		}
+		out.Result = res
 	case "eth_getTransactionReceipt":
 		var h string
 		if len(q.Params) < 1 || json.Unmarshal(q.Params[0], &h) != nil {
@@ -490,4 +556,77 @@ func abiString(s string) string {
 	b[63] = byte(len(s))
 	copy(b[64:], s)
 	return "0x" + hex.EncodeToString(b)
+}
+
+// topCall is the transaction itself as the outermost call of its trace.
+func topCall(tx Tx) Call {
+	c := Call{Type: "call", From: tx.From, To: tx.To, Value: tx.Value, Failed: tx.Failed, Calls: tx.Calls}
+	if tx.To == "" {
+		c.Type, c.To = "create", tx.Created
+	}
+	return c
+}
+
+// gethFrame is c as Geth's callTracer writes it: upper-case types, value only where
+// the call carries one, an error on a reverted call, the calls under it nested.
+func gethFrame(c Call) map[string]any {
+	f := map[string]any{"type": strings.ToUpper(c.Type), "from": c.From, "to": c.To, "gas": "0x0", "gasUsed": "0x0", "input": "0x"}
+	if c.Type != "delegatecall" && c.Type != "staticcall" {
+		f["value"] = quantity(c.Value)
+	}
+	if c.Failed {
+		f["error"] = "execution reverted"
+	}
+	if len(c.Calls) > 0 {
+		sub := make([]any, len(c.Calls))
+		for i, s := range c.Calls {
+			sub[i] = gethFrame(s)
+		}
+		f["calls"] = sub
+	}
+	return f
+}
+
+// parityTraces is block b's trace_block answer: every transaction's calls flattened
+// in trace_address order (a reverted call's own trace has an error and no result; the
+// calls under it keep theirs, as the Parity-style trace API reports them), then the
+// block reward when RewardTo is set.
+func (n *Node) parityTraces(b uint64) []any {
+	out := []any{}
+	var walk func(tx Tx, pos int, c Call, addr []int)
+	walk = func(tx Tx, pos int, c Call, addr []int) {
+		t := map[string]any{"blockNumber": b, "blockHash": n.hash(b), "transactionHash": tx.Hash, "transactionPosition": pos,
+			"traceAddress": append([]int{}, addr...), "subtraces": len(c.Calls)}
+		switch c.Type {
+		case "create":
+			t["type"] = "create"
+			t["action"] = map[string]any{"from": c.From, "value": quantity(c.Value), "init": "0x", "gas": "0x0"}
+			t["result"] = map[string]any{"address": c.To, "code": "0x", "gasUsed": "0x0"}
+		case "selfdestruct":
+			t["type"] = "suicide"
+			t["action"] = map[string]any{"address": c.From, "refundAddress": c.To, "balance": quantity(c.Value)}
+			t["result"] = nil
+		default:
+			t["type"] = "call"
+			t["action"] = map[string]any{"callType": c.Type, "from": c.From, "to": c.To, "value": quantity(c.Value), "input": "0x", "gas": "0x0"}
+			t["result"] = map[string]any{"gasUsed": "0x0", "output": "0x"}
+		}
+		if c.Failed {
+			delete(t, "result")
+			t["error"] = "Reverted"
+		}
+		out = append(out, t)
+		for i, s := range c.Calls {
+			walk(tx, pos, s, append(addr, i))
+		}
+	}
+	for i, tx := range n.txs[b] {
+		walk(tx, i, topCall(tx), nil)
+	}
+	if n.RewardTo != "" && len(n.txs[b]) > 0 {
+		out = append(out, map[string]any{"type": "reward", "blockNumber": b, "blockHash": n.hash(b), "transactionHash": nil,
+			"transactionPosition": nil, "traceAddress": []int{}, "subtraces": 0,
+			"action": map[string]any{"author": n.RewardTo, "rewardType": "block", "value": "0x1bc16d674ec80000"}, "result": nil})
+	}
+	return out
 }

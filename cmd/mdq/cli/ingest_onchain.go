@@ -32,6 +32,7 @@ type onchainIngestFlags struct {
 	clock      string
 	rangeStart uint64
 	native     bool
+	traces     bool
 }
 
 // newIngestOnchainCmd builds `mdq ingest onchain`: Ethereum-ETL exports, a JSON-RPC
@@ -55,6 +56,10 @@ func newIngestOnchainCmd(cfg *Config) *cobra.Command {
   --native            with --rpc and a block range, also the native-coin value of
                       every successful transaction (token 0x000...0, log_index -1):
                       each block is fetched whole, with its receipts
+  --traces            with --native, read the native coin from the node's trace API
+                      (trace_block, or Geth's debug_traceBlockByHash with callTracer):
+                      internal value transfers too, log_index -1-k for a transaction's
+                      k-th value-moving call, as Ethereum-ETL's traces.csv gives them
   --prices FILE       hourly USD prices (chain,token_address,hour,price_usd; CSV or JSON)
   --labels FILE       onchain_labels rows (CSV, the table's columns)
   --label-sources FILE, --ens FILE   the same for onchain_label_sources and onchain_ens
@@ -83,6 +88,7 @@ A malformed row is reported as FILE:LINE: reason and nothing is written, unless
 	fl.BoolVar(&f.skipBad, "skip-bad", false, "pass over malformed rows (reported and counted) instead of failing")
 	fl.StringVar(&f.clock, "clock", "", "publish derived tables for this RFC3339 time instead of now")
 	fl.BoolVar(&f.native, "native", false, "with --rpc and a block range: read native-coin transfers too (a full block and its receipts per block)")
+	fl.BoolVar(&f.traces, "traces", false, "with --native: read them from the node's trace API, internal value transfers included (a trace call per block with transactions, no receipts)")
 	return cmd
 }
 
@@ -93,6 +99,9 @@ func runIngestOnchain(ctx context.Context, cfg *Config, f onchainIngestFlags, ou
 	rangeGiven := f.fromBlock >= 0 || f.toBlock >= 0
 	if rangeGiven && (f.rpc == "" || f.fromBlock < 0 || f.toBlock < f.fromBlock) {
 		return errors.New("--from-block and --to-block go together, with --rpc, and --to-block must not be below --from-block")
+	}
+	if f.traces && !f.native {
+		return errors.New("--traces reads native-coin transfers: give --native too")
 	}
 	if f.native && !rangeGiven {
 		return errors.New("--native reads blocks over --rpc: give --from-block and --to-block")
@@ -150,7 +159,7 @@ func runIngestOnchain(ctx context.Context, cfg *Config, f onchainIngestFlags, ou
 	var client *onchain.Client
 	if f.rpc != "" {
 		client = onchain.NewClient(f.rpc)
-		l.Meta, l.Native = client.TokenMeta, f.native
+		l.Meta, l.Native, l.Traces = client.TokenMeta, f.native, f.traces
 	}
 	for _, p := range f.prices {
 		if err := onchain.LoadPrices(l, p, opt); err != nil {
@@ -279,7 +288,7 @@ func newRecordOnchainCmd(cfg *Config) *cobra.Command {
 		from              int64
 		maxBlocks         uint64
 		once              bool
-		native            bool
+		native, traces    bool
 		publishEvery      time.Duration
 	)
 	cmd := &cobra.Command{
@@ -290,7 +299,8 @@ func newRecordOnchainCmd(cfg *Config) *cobra.Command {
 when a reorganisation replaced it, remove the transfers above the newest block both
 agree on and rewrite them (the log says so). With --native the native-coin value of
 every successful transaction is written too (each block fetched whole, with its
-receipts). The checkpoint lives in the lake
+receipts); with --traces as well, from the node's trace API, internal value transfers
+included (trace_block, or Geth's debug_traceBlockByHash). The checkpoint lives in the lake
 (.ingest/onchain-<chain>.json); a restart resumes from it. RPC errors and rate limits
 are retried with backoff; the checkpoint never passes a range that failed.`,
 		Args: cobra.NoArgs,
@@ -301,6 +311,9 @@ are retried with backoff; the checkpoint never passes a range that failed.`,
 			if rpc == "" {
 				return errors.New("--rpc is required")
 			}
+			if traces && !native {
+				return errors.New("--traces reads native-coin transfers: give --native too")
+			}
 			if every <= 0 {
 				return errors.New("--every must be positive")
 			}
@@ -310,7 +323,7 @@ are retried with backoff; the checkpoint never passes a range that failed.`,
 			}
 			out := cmd.OutOrStdout()
 			f := &onchain.Follower{Root: cfg.Data, Chain: chain, Client: onchain.NewClient(rpc), Confirmations: conf,
-				Start: from, MaxBlocks: maxBlocks, Native: native, Log: cmd.ErrOrStderr(), Now: now, PublishEvery: publishEvery,
+				Start: from, MaxBlocks: maxBlocks, Native: native, Traces: traces, Log: cmd.ErrOrStderr(), Now: now, PublishEvery: publishEvery,
 				After: func(ctx context.Context) error { return afterIngest(ctx, cfg.Data, now, out) }}
 			if once {
 				for {
@@ -337,6 +350,7 @@ are retried with backoff; the checkpoint never passes a range that failed.`,
 	fl.Uint64Var(&maxBlocks, "max-blocks", 2000, "blocks per step at most")
 	fl.BoolVar(&once, "once", false, "catch up to the confirmed head, then exit")
 	fl.BoolVar(&native, "native", false, "read native-coin transfers too (a full block and its receipts per block)")
+	fl.BoolVar(&traces, "traces", false, "with --native: read them from the node's trace API, internal value transfers included")
 	fl.DurationVar(&publishEvery, "publish-every", 10*time.Minute, "while catching up, publish balances and derived tables at most this often (always at the head)")
 	fl.StringVar(&clock, "clock", "", "publish derived tables for this RFC3339 time instead of now")
 	return cmd

@@ -353,7 +353,9 @@ func TestIngestOnchainNativeFlag(t *testing.T) {
 	tok := "0x00000000000000000000000000000000000000c1"
 	node.Tokens[tok] = evmnode.Token{Decimals: 6, Symbol: "USDC", Name: "USD Coin"}
 	node.AddLogs(1005, evmnode.Transfer(tok, "0x"+strings.Repeat("1", 40), "0x"+strings.Repeat("2", 40), "1000000", fmt.Sprintf("0x%064x", 1), 0))
-	node.AddTxs(1005, evmnode.Tx{Hash: fmt.Sprintf("0x%064x", 2), From: "0x" + strings.Repeat("1", 40), To: "0x" + strings.Repeat("3", 40), Value: "1500000000000000000"})
+	node.AddTxs(1005, evmnode.Tx{Hash: fmt.Sprintf("0x%064x", 2), From: "0x" + strings.Repeat("1", 40), To: "0x" + strings.Repeat("3", 40), Value: "1500000000000000000",
+		// an internal payment: read with --traces only
+		Calls: []evmnode.Call{{Type: "call", From: "0x" + strings.Repeat("3", 40), To: "0x" + strings.Repeat("4", 40), Value: "250000000000000000"}}})
 	node.AddTxs(1020, evmnode.Tx{Hash: fmt.Sprintf("0x%064x", 3), From: "0x" + strings.Repeat("3", 40), To: "0x" + strings.Repeat("1", 40), Value: "7", Failed: true})
 	url := node.Start(t)
 	db, _ := sql.Open("duckdb", "")
@@ -375,6 +377,8 @@ func TestIngestOnchainNativeFlag(t *testing.T) {
 		{[]string{"ingest", "onchain", "--chain", "ethereum", "--rpc", url, "--from-block", "1000", "--to-block", "1030", "--native"}, 2, 1, "failed transaction 1"},
 		{[]string{"ingest", "onchain", "--chain", "ethereum", "--rpc", url, "--from-block", "1000", "--to-block", "1030"}, 1, 0, "written 1"},
 		{[]string{"record", "onchain", "--chain", "ethereum", "--rpc", url, "--confirmations", "5", "--from-block", "1000", "--once", "--native"}, 2, 1, "caught up at head 1040"},
+		{[]string{"ingest", "onchain", "--chain", "ethereum", "--rpc", url, "--from-block", "1000", "--to-block", "1030", "--native", "--traces"}, 3, 1, "reverted call 1"},
+		{[]string{"record", "onchain", "--chain", "ethereum", "--rpc", url, "--confirmations", "5", "--from-block", "1000", "--once", "--native", "--traces"}, 3, 1, "caught up at head 1040"},
 	} {
 		dir := filepath.Join(t.TempDir(), "lake")
 		code, out, errs := run(t, append(tc.args, "--data", dir, "--clock", "2026-03-01T01:00:00Z")...)
@@ -383,6 +387,12 @@ func TestIngestOnchainNativeFlag(t *testing.T) {
 		}
 		if all, native := count(dir); all != tc.all || native != tc.native {
 			t.Errorf("%v: %d transfers, %d native; want %d and %d", tc.args, all, native, tc.all, tc.native)
+		}
+	}
+	for _, cmd := range [][]string{{"ingest", "onchain", "--from-block", "1000", "--to-block", "1030"}, {"record", "onchain", "--once"}} {
+		code, out, errs := run(t, append(cmd, "--data", t.TempDir(), "--rpc", url, "--traces")...)
+		if code == 0 || !strings.Contains(out+errs, "--traces reads native-coin transfers: give --native too") {
+			t.Errorf("%v --traces without --native: %d %s %s", cmd, code, out, errs)
 		}
 	}
 	code, out, errs := run(t, "ingest", "onchain", "--data", t.TempDir(), "--rpc", url, "--native", "--prices", "x")
