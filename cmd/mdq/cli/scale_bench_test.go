@@ -137,6 +137,14 @@ func BenchmarkServeScale(b *testing.B) {
 		for _, f := range failures[:min(len(failures), 20)] {
 			b.Logf("failed: %s", f)
 		}
+		if len(failures) > 0 {
+			// The server's own account of what failed (its error lines).
+			for _, l := range strings.Split(stderr.String(), "\n") {
+				if strings.Contains(l, "level=ERROR") || strings.Contains(l, "level=WARN") {
+					b.Logf("server: %s", l)
+				}
+			}
+		}
 		for _, p := range paths {
 			b.Logf("slowest %s: %s", p, slowest[p].Round(time.Millisecond))
 		}
