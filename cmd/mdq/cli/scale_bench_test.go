@@ -140,7 +140,7 @@ func BenchmarkServeScale(b *testing.B) {
 		if len(failures) > 0 {
 			// The server's own account of what failed (its error lines).
 			for _, l := range strings.Split(stderr.String(), "\n") {
-				if strings.Contains(l, "level=ERROR") || strings.Contains(l, "level=WARN") {
+				if strings.Contains(l, `"level":"ERROR"`) || strings.Contains(l, `"level":"WARN"`) {
 					b.Logf("server: %s", l)
 				}
 			}
