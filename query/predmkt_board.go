@@ -236,7 +236,18 @@ func (q *Queries) computeBoard(ctx context.Context, hour time.Time) (*Board, err
 	q.boardState().computes.Add(1)
 	// The board is as of the start of its hour (built_ts), whenever in the hour it is
 	// computed, so every process and `mdq rebuild` build the same rows for one hour.
-	rows, err := q.db.QueryContext(ctx, predmktBoardSQL, hour.UnixMilli())
+	days, raw, err := q.predmktBoardPlan(hour.UnixMilli())
+	if err != nil {
+		return nil, &StoreError{Op: op, Err: err}
+	}
+	return q.scanBoard(ctx, hour, predmktBoardSQL, hour.UnixMilli(), days, raw)
+}
+
+// scanBoard makes the board of hour from the rows of a board query (board.sql's
+// columns), rounding as the routes return the figures.
+func (q *Queries) scanBoard(ctx context.Context, hour time.Time, query string, args ...any) (*Board, error) {
+	const op = "predmkt board"
+	rows, err := q.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, wrap(ctx, op, err)
 	}
@@ -272,6 +283,63 @@ func (q *Queries) computeBoard(ctx context.Context, hour time.Time) (*Board, err
 	}
 	b.finish()
 	return b, nil
+}
+
+// predmktBoardPlan picks what board.sql reads for the clock now (epoch ms), as its $2
+// and $3: the predmkt_wallet_days partitions of the trades dates whose fills all lie at
+// or before now and, for each window, all inside or all outside it (their sums stand in
+// for the fills), and the trades partitions of the other dates holding a fill at or
+// before now (the days the clock and the windows' starts cut, and any date whose
+// partition was not published from the trades file now in the lake). The listing and
+// the sidecar are read afresh, not the request path's cached ones: the board is
+// published under the signature of the files it read, taken just before.
+func (q *Queries) predmktBoardPlan(now int64) (days, raw string, err error) {
+	src, err := datePartitions(q.dir, lake.PredmktTrades)
+	if err != nil {
+		return "", "", err
+	}
+	done, err := readSidecar[daySource](predmktWalletDays.sidecar(q.dir))
+	if err != nil {
+		return "", "", err
+	}
+	var ds, rs []string
+	for date, f := range src {
+		e, ok := done[date]
+		ok = ok && e.Sig == f.sig && (e.Rows == 0 || e.Span)
+		switch {
+		case ok && (e.Rows == 0 || e.First > now): // no fill at or before now
+		case ok && e.Last <= now && wholeInWindows(e, now):
+			ds = append(ds, date)
+		default:
+			rs = append(rs, date)
+		}
+	}
+	sort.Strings(ds)
+	sort.Strings(rs)
+	dayFiles, err := q.partitionFiles(lake.PredmktWalletDays, ds)
+	if err != nil {
+		return "", "", err
+	}
+	rawFiles := make([]string, len(rs))
+	for i, d := range rs {
+		rawFiles[i] = src[d].path
+	}
+	if days, err = q.fileList(lake.PredmktWalletDays, dayFiles); err != nil {
+		return "", "", err
+	}
+	raw, err = q.fileList(lake.PredmktTrades, rawFiles)
+	return days, raw, err
+}
+
+// wholeInWindows says a date's fills lie all inside or all outside each board window
+// ending at now ([now - width, now], bounds included).
+func wholeInWindows(e daySource, now int64) bool {
+	for _, w := range boardWindows {
+		if start := now - w.Ms; e.Last >= start && e.First < start {
+			return false
+		}
+	}
+	return true
 }
 
 func newBoard(hour time.Time) *Board {

@@ -1,8 +1,8 @@
 package query
 
 import (
-	"cmp"
 	"context"
+	"math"
 	"slices"
 	"time"
 )
@@ -100,63 +100,68 @@ func (b *Board) order(cat string, w int, key string) []int32 {
 		return v.([]int32)
 	}
 	es := b.Cats[cat]
-	idx := make([]int32, len(es))
-	for i := range idx {
-		idx[i] = int32(i)
+	// Each entry's sort value as one float64 (ascending; every figure is a rounded
+	// float or an integer below 2^53, so the conversion is exact), then the index: the
+	// entries are sorted by wallet (finish), so the index breaks ties as the address
+	// does, and the comparison does no per-pair dispatch on the key.
+	keyed := make([]sortKey, len(es))
+	for i := range es {
+		keyed[i] = sortKey{entrySortValue(&es[i], w, key), int32(i)}
 	}
-	slices.SortFunc(idx, func(x, y int32) int {
-		if c := compareEntries(&es[x], &es[y], w, key); c != 0 {
-			return c
+	slices.SortFunc(keyed, func(x, y sortKey) int {
+		if x.v < y.v {
+			return -1
 		}
-		return cmp.Compare(es[x].Wallet, es[y].Wallet)
+		if x.v > y.v {
+			return 1
+		}
+		return int(x.i - y.i)
 	})
+	idx := make([]int32, len(es))
+	for i, k := range keyed {
+		idx[i] = k.i
+	}
 	b.orders.Store(ck, idx)
 	return idx
 }
 
-// compareEntries orders two entries by key: negative when a ranks first. Entries hold
-// rounded figures, so values that print equal tie, and ties go to the address.
-func compareEntries(a, c *BoardEntry, w int, key string) int {
-	desc := func(x, y float64) int { return cmp.Compare(y, x) }
+type sortKey struct {
+	v float64
+	i int32
+}
+
+// entrySortValue is the value an entry ranks by under key, smaller first: the
+// descending keys are negated, and an entry without a hit rate ranks after all others
+// (+Inf). compareEntries (the tests' oracle) states the same order pairwise.
+func entrySortValue(e *BoardEntry, w int, key string) float64 {
+	pnl, vol, trades := e.window(w)
 	switch key {
 	case "realized_pnl_asc":
-		return cmp.Compare(a.PnL, c.PnL)
-	case "realized_pnl_window", "realized_pnl_window_asc":
-		x, _, _ := a.window(w)
-		y, _, _ := c.window(w)
-		if key == "realized_pnl_window_asc" {
-			return cmp.Compare(x, y)
-		}
-		return desc(x, y)
+		return e.PnL
+	case "realized_pnl_window":
+		return -pnl
+	case "realized_pnl_window_asc":
+		return pnl
 	case "hit_rate":
-		switch {
-		case a.HitRate == nil && c.HitRate == nil:
-			return 0
-		case a.HitRate == nil:
-			return 1
-		case c.HitRate == nil:
-			return -1
+		if e.HitRate == nil {
+			return math.Inf(1)
 		}
-		return desc(*a.HitRate, *c.HitRate)
+		return -*e.HitRate
 	case "resolved":
-		return cmp.Compare(c.Resolved, a.Resolved)
+		return -float64(e.Resolved)
 	case "volume_24h":
-		_, x, _ := a.window(w)
-		_, y, _ := c.window(w)
-		return desc(x, y)
+		return -vol
 	case "trades_24h":
-		_, _, x := a.window(w)
-		_, _, y := c.window(w)
-		return cmp.Compare(y, x)
+		return -float64(trades)
 	case "volume_all":
-		return desc(a.Volume, c.Volume)
+		return -e.Volume
 	case "trades_all":
-		return cmp.Compare(c.Trades, a.Trades)
+		return -float64(e.Trades)
 	case "markets":
-		return cmp.Compare(c.Markets, a.Markets)
+		return -float64(e.Markets)
 	case "last_seen":
-		return cmp.Compare(c.LastTS, a.LastTS)
+		return -float64(e.LastTS)
 	default: // realized_pnl
-		return desc(a.PnL, c.PnL)
+		return -e.PnL
 	}
 }
