@@ -350,11 +350,48 @@ func newBoard(hour time.Time) *Board {
 	return b
 }
 
+// setCategories makes b's categories from rows in read order, flat[i] of category
+// cats[i]: each category's run of rows as a part of flat when its rows are together,
+// else copied out.
+func (b *Board) setCategories(cats []string, flat []BoardEntry) {
+	start := map[string]int{}
+	runs := map[string]int{}
+	for i, c := range cats {
+		if i == 0 || cats[i-1] != c {
+			if _, seen := start[c]; !seen {
+				start[c] = i
+			}
+			runs[c]++
+		}
+	}
+	for c, from := range start {
+		if runs[c] == 1 {
+			to := from
+			for to < len(cats) && cats[to] == c {
+				to++
+			}
+			b.Cats[c] = flat[from:to:to]
+			continue
+		}
+		var es []BoardEntry
+		for i := from; i < len(cats); i++ {
+			if cats[i] == c {
+				es = append(es, flat[i])
+			}
+		}
+		b.Cats[c] = es
+	}
+}
+
 // finish sorts each category by wallet and indexes it.
 func (b *Board) finish() {
 	b.index = map[string]map[string]int{}
 	for cat, es := range b.Cats {
-		sort.Slice(es, func(i, j int) bool { return es[i].Wallet < es[j].Wallet })
+		// A board read back is in wallet order already (it was written so).
+		byWallet := func(i, j int) bool { return es[i].Wallet < es[j].Wallet }
+		if !sort.SliceIsSorted(es, byWallet) {
+			sort.Slice(es, byWallet)
+		}
 		idx := make(map[string]int, len(es))
 		for i := range es {
 			idx[es[i].Wallet] = i
@@ -441,7 +478,10 @@ func (q *Queries) loadBoard(ctx context.Context, hour time.Time) (*Board, error)
 	}
 	defer rows.Close()
 	b := newBoard(hour)
-	n := 0
+	// One slice for every row, then cut per category (the file holds each category's
+	// rows together): growing one slice per category copied the entries as often again.
+	var flat []BoardEntry
+	var cats []string
 	for rows.Next() {
 		var cat string
 		var e BoardEntry
@@ -456,15 +496,16 @@ func (q *Queries) loadBoard(ctx context.Context, hour time.Time) (*Board, error)
 			e.HitRate, e.HitRateCI = &h, &c
 		}
 		e.Tags = BoardTags(&e)
-		b.Cats[cat] = append(b.Cats[cat], e)
-		n++
+		flat = append(flat, e)
+		cats = append(cats, cat)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, wrap(ctx, op, err)
 	}
-	if n == 0 {
+	if len(flat) == 0 {
 		return nil, nil
 	}
+	b.setCategories(cats, flat)
 	b.finish()
 	return b, nil
 }

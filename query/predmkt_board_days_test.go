@@ -251,3 +251,65 @@ func TestPredmktBoardOrderSameAsPairwise(t *testing.T) {
 		}
 	}
 }
+
+// TestPredmktBoardReadBackSameAsComputed: the board read back from its published file
+// equals the board computed (every category's entries, figure for figure, and every
+// order), and setCategories gives each category its rows in read order whether the
+// rows of a category come together or not.
+func TestPredmktBoardReadBackSameAsComputed(t *testing.T) {
+	q, err := Open(context.Background(), testlake.Copy(t), Options{Now: testlake.Now, NoGoLimit: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { q.Close() })
+	ctx := AsBuild(context.Background())
+	computed, err := q.RebuildPredmktBoard(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := q.loadBoard(ctx, computed.Hour)
+	if err != nil || loaded == nil {
+		t.Fatalf("read back: %v %v", loaded, err)
+	}
+	if !reflect.DeepEqual(loaded.Cats, computed.Cats) {
+		t.Fatal("the board read back differs from the board computed")
+	}
+	for cat := range computed.Cats {
+		for _, key := range LeaderboardSorts {
+			for w := -1; w < len(boardWindows); w++ {
+				if !slices.Equal(loaded.order(cat, w, key), computed.order(cat, w, key)) {
+					t.Fatalf("%s, window %d, sort %s: orders differ", cat, w, key)
+				}
+			}
+		}
+	}
+
+	e := func(w string) BoardEntry { return BoardEntry{Wallet: w} }
+	for _, tc := range []struct {
+		name string
+		cats []string
+		want map[string][]string
+	}{
+		{"together", []string{"a", "a", "b", "c", "c"}, map[string][]string{"a": {"1", "2"}, "b": {"3"}, "c": {"4", "5"}}},
+		{"interleaved", []string{"a", "b", "a", "c", "b"}, map[string][]string{"a": {"1", "3"}, "b": {"2", "5"}, "c": {"4"}}},
+	} {
+		flat := make([]BoardEntry, len(tc.cats))
+		for i := range flat {
+			flat[i] = e(string(rune('1' + i)))
+		}
+		b := &Board{Cats: map[string][]BoardEntry{}}
+		b.setCategories(tc.cats, flat)
+		if len(b.Cats) != len(tc.want) {
+			t.Fatalf("%s: categories %v", tc.name, b.Cats)
+		}
+		for c, ws := range tc.want {
+			var got []string
+			for _, x := range b.Cats[c] {
+				got = append(got, x.Wallet)
+			}
+			if !slices.Equal(got, ws) {
+				t.Fatalf("%s: %s holds %v, want %v", tc.name, c, got, ws)
+			}
+		}
+	}
+}

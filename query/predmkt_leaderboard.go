@@ -3,7 +3,6 @@ package query
 import (
 	"context"
 	"math"
-	"slices"
 	"time"
 )
 
@@ -92,6 +91,11 @@ func (q *Queries) PredmktLeaderboard(ctx context.Context, p PredmktLeaderboardPa
 // order returns the category's entries sorted for (window, sort), computed once per
 // board: every later page is a scan of this permutation.
 func (b *Board) order(cat string, w int, key string) []int32 {
+	if w < 0 { // a window key over "all" ranks by the lifetime figure: the same order
+		if k, ok := lifetimeSorts[key]; ok {
+			key = k
+		}
+	}
 	ck := cat + "|" + key
 	if key == "realized_pnl_window" || key == "realized_pnl_window_asc" || key == "volume_24h" || key == "trades_24h" {
 		ck += "|" + string(rune('0'+w+1))
@@ -101,33 +105,73 @@ func (b *Board) order(cat string, w int, key string) []int32 {
 	}
 	es := b.Cats[cat]
 	// Each entry's sort value as one float64 (ascending; every figure is a rounded
-	// float or an integer below 2^53, so the conversion is exact), then the index: the
-	// entries are sorted by wallet (finish), so the index breaks ties as the address
-	// does, and the comparison does no per-pair dispatch on the key.
-	keyed := make([]sortKey, len(es))
+	// float or an integer below 2^53, so the conversion is exact), radix-sorted: the sort
+	// is stable and the entries are sorted by wallet (finish), so equal values keep the
+	// address order, the tie-break of the board. A board sorts every (category, window,
+	// sort) when it is built or read back, so this is most of a read back's Go time.
+	keys := make([]uint64, len(es))
 	for i := range es {
-		keyed[i] = sortKey{entrySortValue(&es[i], w, key), int32(i)}
+		keys[i] = sortBits(entrySortValue(&es[i], w, key))
 	}
-	slices.SortFunc(keyed, func(x, y sortKey) int {
-		if x.v < y.v {
-			return -1
-		}
-		if x.v > y.v {
-			return 1
-		}
-		return int(x.i - y.i)
-	})
-	idx := make([]int32, len(es))
-	for i, k := range keyed {
-		idx[i] = k.i
-	}
+	idx := radixOrder(keys)
 	b.orders.Store(ck, idx)
 	return idx
 }
 
-type sortKey struct {
-	v float64
-	i int32
+// lifetimeSorts maps the window sort keys to the lifetime key they rank by when the
+// window is "all" (entry.window(-1) is the lifetime figures).
+var lifetimeSorts = map[string]string{"realized_pnl_window": "realized_pnl", "realized_pnl_window_asc": "realized_pnl_asc",
+	"volume_24h": "volume_all", "trades_24h": "trades_all"}
+
+// sortBits maps a float64 to a uint64 in the same order (negative zero as zero, equal
+// to it as the float comparison has it).
+func sortBits(v float64) uint64 {
+	if v == 0 {
+		v = 0
+	}
+	b := math.Float64bits(v)
+	if b>>63 != 0 {
+		return ^b
+	}
+	return b | 1<<63
+}
+
+// radixOrder returns the indices of keys in ascending key order, equal keys in index
+// order (a stable least-significant-byte radix sort; a byte all keys share is skipped).
+func radixOrder(keys []uint64) []int32 {
+	n := len(keys)
+	idx, tmp := make([]int32, n), make([]int32, n)
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	var and, or uint64 = ^uint64(0), 0
+	for _, k := range keys {
+		and &= k
+		or |= k
+	}
+	var count [256]int
+	for shift := uint(0); shift < 64; shift += 8 {
+		if (and>>shift)&0xff == (or>>shift)&0xff {
+			continue // every key has the same byte here
+		}
+		count = [256]int{}
+		for _, i := range idx {
+			count[(keys[i]>>shift)&0xff]++
+		}
+		pos := 0
+		for d := range count {
+			c := count[d]
+			count[d] = pos
+			pos += c
+		}
+		for _, i := range idx {
+			d := (keys[i] >> shift) & 0xff
+			tmp[count[d]] = i
+			count[d]++
+		}
+		idx, tmp = tmp, idx
+	}
+	return idx
 }
 
 // entrySortValue is the value an entry ranks by under key, smaller first: the
