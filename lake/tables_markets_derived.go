@@ -50,6 +50,26 @@ var (
 		RowGroup: 16384,
 		Routes:   []string{"/v1/predmkt/markets", "/v1/predmkt/markets/{condition_id}"},
 	})
+	// PredmktWalletDays is every fill of a trades date summed per wallet and market: the
+	// prediction-market board sums the days wholly on one side of its clock and of each
+	// window's start from it, and reads raw fills only for the few days those cut.
+	PredmktWalletDays = Register(&Table{
+		Name: "predmkt_wallet_days", Area: "predmkt", Prefix: "predmkt/wallet_days", Partitions: []string{"date"}, File: "wallet_days.parquet", Derived: true,
+		Doc: "Derived from predmkt_trades, one partition per trades partition: every fill with a ts (taker and maker) summed per wallet and market, money and shares as integer micro-units. Sorted by wallet, condition_id.",
+		Columns: []Column{
+			{"wallet", "VARCHAR", "0x hex", "proxy wallet"},
+			{"condition_id", "VARCHAR", "0x hex", "market"},
+			{"vol", "BIGINT", "micro-USD", "sum of the fills' usd, each rounded to the micro-dollar"},
+			{"n", "BIGINT", "", "fills"},
+			{"cash", "BIGINT", "micro-USD", "sells minus buys, each fill rounded"},
+			{"net0", "BIGINT", "micro-shares", "shares of outcome 0 bought minus sold, each fill rounded"},
+			{"net1", "BIGINT", "micro-shares", "shares of outcome 1 bought minus sold, each fill rounded"},
+			{"first_ts", "BIGINT", "epoch ms", "first fill of the partition"},
+			{"last_ts", "BIGINT", "epoch ms", "last fill of the partition"},
+		},
+		SortBy: []string{"wallet", "condition_id"},
+		Routes: []string{"/v1/predmkt/leaderboard", "/v1/predmkt/smart_money", "/v1/predmkt/wallets/{address}"},
+	})
 	// PerpdexLiquidations is the liquidation fills of perpdex_fills only, sorted by time
 	// so that the newest-first page reads the newest row groups.
 	PerpdexLiquidations = Register(&Table{

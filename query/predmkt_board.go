@@ -236,7 +236,18 @@ func (q *Queries) computeBoard(ctx context.Context, hour time.Time) (*Board, err
 	q.boardState().computes.Add(1)
 	// The board is as of the start of its hour (built_ts), whenever in the hour it is
 	// computed, so every process and `mdq rebuild` build the same rows for one hour.
-	rows, err := q.db.QueryContext(ctx, predmktBoardSQL, hour.UnixMilli())
+	days, raw, err := q.predmktBoardPlan(hour.UnixMilli())
+	if err != nil {
+		return nil, &StoreError{Op: op, Err: err}
+	}
+	return q.scanBoard(ctx, hour, predmktBoardSQL, hour.UnixMilli(), days, raw)
+}
+
+// scanBoard makes the board of hour from the rows of a board query (board.sql's
+// columns), rounding as the routes return the figures.
+func (q *Queries) scanBoard(ctx context.Context, hour time.Time, query string, args ...any) (*Board, error) {
+	const op = "predmkt board"
+	rows, err := q.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, wrap(ctx, op, err)
 	}
@@ -274,6 +285,63 @@ func (q *Queries) computeBoard(ctx context.Context, hour time.Time) (*Board, err
 	return b, nil
 }
 
+// predmktBoardPlan picks what board.sql reads for the clock now (epoch ms), as its $2
+// and $3: the predmkt_wallet_days partitions of the trades dates whose fills all lie at
+// or before now and, for each window, all inside or all outside it (their sums stand in
+// for the fills), and the trades partitions of the other dates holding a fill at or
+// before now (the days the clock and the windows' starts cut, and any date whose
+// partition was not published from the trades file now in the lake). The listing and
+// the sidecar are read afresh, not the request path's cached ones: the board is
+// published under the signature of the files it read, taken just before.
+func (q *Queries) predmktBoardPlan(now int64) (days, raw string, err error) {
+	src, err := datePartitions(q.dir, lake.PredmktTrades)
+	if err != nil {
+		return "", "", err
+	}
+	done, err := readSidecar[daySource](predmktWalletDays.sidecar(q.dir))
+	if err != nil {
+		return "", "", err
+	}
+	var ds, rs []string
+	for date, f := range src {
+		e, ok := done[date]
+		ok = ok && e.Sig == f.sig && (e.Rows == 0 || e.Span)
+		switch {
+		case ok && (e.Rows == 0 || e.First > now): // no fill at or before now
+		case ok && e.Last <= now && wholeInWindows(e, now):
+			ds = append(ds, date)
+		default:
+			rs = append(rs, date)
+		}
+	}
+	sort.Strings(ds)
+	sort.Strings(rs)
+	dayFiles, err := q.partitionFiles(lake.PredmktWalletDays, ds)
+	if err != nil {
+		return "", "", err
+	}
+	rawFiles := make([]string, len(rs))
+	for i, d := range rs {
+		rawFiles[i] = src[d].path
+	}
+	if days, err = q.fileList(lake.PredmktWalletDays, dayFiles); err != nil {
+		return "", "", err
+	}
+	raw, err = q.fileList(lake.PredmktTrades, rawFiles)
+	return days, raw, err
+}
+
+// wholeInWindows says a date's fills lie all inside or all outside each board window
+// ending at now ([now - width, now], bounds included).
+func wholeInWindows(e daySource, now int64) bool {
+	for _, w := range boardWindows {
+		if start := now - w.Ms; e.Last >= start && e.First < start {
+			return false
+		}
+	}
+	return true
+}
+
 func newBoard(hour time.Time) *Board {
 	b := &Board{Hour: hour, Cats: map[string][]BoardEntry{"all": {}}}
 	for _, c := range PredmktCategories {
@@ -282,11 +350,48 @@ func newBoard(hour time.Time) *Board {
 	return b
 }
 
+// setCategories makes b's categories from rows in read order, flat[i] of category
+// cats[i]: each category's run of rows as a part of flat when its rows are together,
+// else copied out.
+func (b *Board) setCategories(cats []string, flat []BoardEntry) {
+	start := map[string]int{}
+	runs := map[string]int{}
+	for i, c := range cats {
+		if i == 0 || cats[i-1] != c {
+			if _, seen := start[c]; !seen {
+				start[c] = i
+			}
+			runs[c]++
+		}
+	}
+	for c, from := range start {
+		if runs[c] == 1 {
+			to := from
+			for to < len(cats) && cats[to] == c {
+				to++
+			}
+			b.Cats[c] = flat[from:to:to]
+			continue
+		}
+		var es []BoardEntry
+		for i := from; i < len(cats); i++ {
+			if cats[i] == c {
+				es = append(es, flat[i])
+			}
+		}
+		b.Cats[c] = es
+	}
+}
+
 // finish sorts each category by wallet and indexes it.
 func (b *Board) finish() {
 	b.index = map[string]map[string]int{}
 	for cat, es := range b.Cats {
-		sort.Slice(es, func(i, j int) bool { return es[i].Wallet < es[j].Wallet })
+		// A board read back is in wallet order already (it was written so).
+		byWallet := func(i, j int) bool { return es[i].Wallet < es[j].Wallet }
+		if !sort.SliceIsSorted(es, byWallet) {
+			sort.Slice(es, byWallet)
+		}
 		idx := make(map[string]int, len(es))
 		for i := range es {
 			idx[es[i].Wallet] = i
@@ -373,7 +478,10 @@ func (q *Queries) loadBoard(ctx context.Context, hour time.Time) (*Board, error)
 	}
 	defer rows.Close()
 	b := newBoard(hour)
-	n := 0
+	// One slice for every row, then cut per category (the file holds each category's
+	// rows together): growing one slice per category copied the entries as often again.
+	var flat []BoardEntry
+	var cats []string
 	for rows.Next() {
 		var cat string
 		var e BoardEntry
@@ -388,15 +496,16 @@ func (q *Queries) loadBoard(ctx context.Context, hour time.Time) (*Board, error)
 			e.HitRate, e.HitRateCI = &h, &c
 		}
 		e.Tags = BoardTags(&e)
-		b.Cats[cat] = append(b.Cats[cat], e)
-		n++
+		flat = append(flat, e)
+		cats = append(cats, cat)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, wrap(ctx, op, err)
 	}
-	if n == 0 {
+	if len(flat) == 0 {
 		return nil, nil
 	}
+	b.setCategories(cats, flat)
 	b.finish()
 	return b, nil
 }

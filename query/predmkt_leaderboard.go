@@ -1,9 +1,8 @@
 package query
 
 import (
-	"cmp"
 	"context"
-	"slices"
+	"math"
 	"time"
 )
 
@@ -92,6 +91,11 @@ func (q *Queries) PredmktLeaderboard(ctx context.Context, p PredmktLeaderboardPa
 // order returns the category's entries sorted for (window, sort), computed once per
 // board: every later page is a scan of this permutation.
 func (b *Board) order(cat string, w int, key string) []int32 {
+	if w < 0 { // a window key over "all" ranks by the lifetime figure: the same order
+		if k, ok := lifetimeSorts[key]; ok {
+			key = k
+		}
+	}
 	ck := cat + "|" + key
 	if key == "realized_pnl_window" || key == "realized_pnl_window_asc" || key == "volume_24h" || key == "trades_24h" {
 		ck += "|" + string(rune('0'+w+1))
@@ -100,63 +104,108 @@ func (b *Board) order(cat string, w int, key string) []int32 {
 		return v.([]int32)
 	}
 	es := b.Cats[cat]
-	idx := make([]int32, len(es))
-	for i := range idx {
-		idx[i] = int32(i)
+	// Each entry's sort value as one float64 (ascending; every figure is a rounded
+	// float or an integer below 2^53, so the conversion is exact), radix-sorted: the sort
+	// is stable and the entries are sorted by wallet (finish), so equal values keep the
+	// address order, the tie-break of the board. A board sorts every (category, window,
+	// sort) when it is built or read back, so this is most of a read back's Go time.
+	keys := make([]uint64, len(es))
+	for i := range es {
+		keys[i] = sortBits(entrySortValue(&es[i], w, key))
 	}
-	slices.SortFunc(idx, func(x, y int32) int {
-		if c := compareEntries(&es[x], &es[y], w, key); c != 0 {
-			return c
-		}
-		return cmp.Compare(es[x].Wallet, es[y].Wallet)
-	})
+	idx := radixOrder(keys)
 	b.orders.Store(ck, idx)
 	return idx
 }
 
-// compareEntries orders two entries by key: negative when a ranks first. Entries hold
-// rounded figures, so values that print equal tie, and ties go to the address.
-func compareEntries(a, c *BoardEntry, w int, key string) int {
-	desc := func(x, y float64) int { return cmp.Compare(y, x) }
+// lifetimeSorts maps the window sort keys to the lifetime key they rank by when the
+// window is "all" (entry.window(-1) is the lifetime figures).
+var lifetimeSorts = map[string]string{"realized_pnl_window": "realized_pnl", "realized_pnl_window_asc": "realized_pnl_asc",
+	"volume_24h": "volume_all", "trades_24h": "trades_all"}
+
+// sortBits maps a float64 to a uint64 in the same order (negative zero as zero, equal
+// to it as the float comparison has it).
+func sortBits(v float64) uint64 {
+	if v == 0 {
+		v = 0
+	}
+	b := math.Float64bits(v)
+	if b>>63 != 0 {
+		return ^b
+	}
+	return b | 1<<63
+}
+
+// radixOrder returns the indices of keys in ascending key order, equal keys in index
+// order (a stable least-significant-byte radix sort; a byte all keys share is skipped).
+func radixOrder(keys []uint64) []int32 {
+	n := len(keys)
+	idx, tmp := make([]int32, n), make([]int32, n)
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	var and, or uint64 = ^uint64(0), 0
+	for _, k := range keys {
+		and &= k
+		or |= k
+	}
+	var count [256]int
+	for shift := uint(0); shift < 64; shift += 8 {
+		if (and>>shift)&0xff == (or>>shift)&0xff {
+			continue // every key has the same byte here
+		}
+		count = [256]int{}
+		for _, i := range idx {
+			count[(keys[i]>>shift)&0xff]++
+		}
+		pos := 0
+		for d := range count {
+			c := count[d]
+			count[d] = pos
+			pos += c
+		}
+		for _, i := range idx {
+			d := (keys[i] >> shift) & 0xff
+			tmp[count[d]] = i
+			count[d]++
+		}
+		idx, tmp = tmp, idx
+	}
+	return idx
+}
+
+// entrySortValue is the value an entry ranks by under key, smaller first: the
+// descending keys are negated, and an entry without a hit rate ranks after all others
+// (+Inf). compareEntries (the tests' oracle) states the same order pairwise.
+func entrySortValue(e *BoardEntry, w int, key string) float64 {
+	pnl, vol, trades := e.window(w)
 	switch key {
 	case "realized_pnl_asc":
-		return cmp.Compare(a.PnL, c.PnL)
-	case "realized_pnl_window", "realized_pnl_window_asc":
-		x, _, _ := a.window(w)
-		y, _, _ := c.window(w)
-		if key == "realized_pnl_window_asc" {
-			return cmp.Compare(x, y)
-		}
-		return desc(x, y)
+		return e.PnL
+	case "realized_pnl_window":
+		return -pnl
+	case "realized_pnl_window_asc":
+		return pnl
 	case "hit_rate":
-		switch {
-		case a.HitRate == nil && c.HitRate == nil:
-			return 0
-		case a.HitRate == nil:
-			return 1
-		case c.HitRate == nil:
-			return -1
+		if e.HitRate == nil {
+			return math.Inf(1)
 		}
-		return desc(*a.HitRate, *c.HitRate)
+		return -*e.HitRate
 	case "resolved":
-		return cmp.Compare(c.Resolved, a.Resolved)
+		return -float64(e.Resolved)
 	case "volume_24h":
-		_, x, _ := a.window(w)
-		_, y, _ := c.window(w)
-		return desc(x, y)
+		return -vol
 	case "trades_24h":
-		_, _, x := a.window(w)
-		_, _, y := c.window(w)
-		return cmp.Compare(y, x)
+		return -float64(trades)
 	case "volume_all":
-		return desc(a.Volume, c.Volume)
+		return -e.Volume
 	case "trades_all":
-		return cmp.Compare(c.Trades, a.Trades)
+		return -float64(e.Trades)
 	case "markets":
-		return cmp.Compare(c.Markets, a.Markets)
+		return -float64(e.Markets)
 	case "last_seen":
-		return cmp.Compare(c.LastTS, a.LastTS)
+		return -float64(e.LastTS)
 	default: // realized_pnl
-		return desc(a.PnL, c.PnL)
+		return -e.PnL
 	}
 }
