@@ -71,6 +71,11 @@ type store struct {
 	timeout time.Duration
 	log     *slog.Logger
 	ext     sync.Map // per-store state of route files (in-memory caches), keyed by a type each file owns
+	// ddl serialises the catalog statements requests may run (views recreated,
+	// macros defined): two connections replacing the same entry at once fail one of
+	// them with DuckDB's "Catalog write-write conflict", which a request would answer
+	// as a 503.
+	ddl sync.Mutex
 
 	// life is cancelled by Close: every background build (hourly boards, derived-table
 	// publication, indexes) runs under it, so closing the store stops them, and Close
@@ -276,6 +281,8 @@ func (q *Queries) DB() DBTX { return q.db }
 // Globs are expanded by DuckDB at query time, so new partitions of a table that
 // already had files are visible without a reload.
 func (q *Queries) Reload(ctx context.Context) error {
+	q.ddl.Lock()
+	defer q.ddl.Unlock()
 	for _, t := range lake.Tables() {
 		ddl, has := viewDDL(q.dir, t)
 		if _, err := q.db.ExecContext(ctx, ddl); err != nil {

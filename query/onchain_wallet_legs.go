@@ -305,6 +305,11 @@ func (q *Queries) ensureWalletLegsMacro(ctx context.Context, st *legsState) erro
 	if st.macro.Load() {
 		return nil
 	}
+	q.ddl.Lock()
+	defer q.ddl.Unlock()
+	if st.macro.Load() {
+		return nil // another request defined them while this one waited
+	}
 	for _, m := range []string{walletLegsMacroSQL, walletDaysMacroSQL} {
 		if _, err := q.db.ExecContext(ctx, m); err != nil {
 			return wrap(ctx, "onchain wallet legs", err)
