@@ -168,10 +168,15 @@ func pdClocks() []time.Time {
 // TestPerpdexBoardSame: the board computed from the fills' published per-day partial
 // sums (complete days) and raw fills (the window's partial edge days) gives the rows
 // of the board computed from raw fills alone, field for field (floats by their bits),
-// for every window, at the lake's clock and at past clocks.
+// for every window, at the lake's clock and at past clocks (mid-day, midnight, just
+// after midnight); the equity at the window start and end (av) from the accounts' day
+// units equals the oracle's scan of every snapshot.
 func TestPerpdexBoardSame(t *testing.T) {
 	q := pdBoardQueries(t)
-	pdBoardCheck(t, q, "tiny", true, pdClocks()...)
+	// Beside pdClocks, an hour just after midnight: the window start's day (read raw for
+	// the equity at the start) is then almost whole, and the board hour's day one hour.
+	day := PerpdexBoardTime(testlake.Now()).Truncate(24 * time.Hour)
+	pdBoardCheck(t, q, "tiny", true, append(pdClocks(), day.Add(-24*time.Hour+time.Hour))...)
 }
 
 // TestPerpdexBoardSameAsBefore: the exact sums change the board's double sums (and mean
