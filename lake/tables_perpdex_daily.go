@@ -19,8 +19,9 @@ var PerpdexFillsDaily = Register(&Table{
 		{"volume_x", "DECIMAL(38,10)", "USD", "sum of px * sz"},
 		{"fills", "BIGINT", "", "fills that day"},
 	},
-	SortBy: []string{"wallet", "day"},
-	Routes: []string{"/v1/perpdex/leaderboard", "/v1/perpdex/leaderboard/flow-adjusted", "/v1/perpdex/traders"},
+	SortBy:   []string{"wallet", "day"},
+	RowGroup: 2048, // a board reads one wallet bucket (a sixteenth) of each file: groups small enough to skip the rest
+	Routes:   []string{"/v1/perpdex/leaderboard", "/v1/perpdex/leaderboard/flow-adjusted", "/v1/perpdex/traders"},
 })
 
 // PerpdexPositionsDaily is the same for the position snapshots: per wallet and day,
@@ -34,8 +35,9 @@ var PerpdexPositionsDaily = Register(&Table{
 		{"leverage_x", "DECIMAL(38,10)", "", "sum of leverage"},
 		{"leverage_n", "BIGINT", "", "snapshots with a leverage"},
 	},
-	SortBy: []string{"wallet", "day"},
-	Routes: []string{"/v1/perpdex/leaderboard", "/v1/perpdex/leaderboard/flow-adjusted", "/v1/perpdex/traders"},
+	SortBy:   []string{"wallet", "day"},
+	RowGroup: 2048, // a board reads one wallet bucket (a sixteenth) of each file: groups small enough to skip the rest
+	Routes:   []string{"/v1/perpdex/leaderboard", "/v1/perpdex/leaderboard/flow-adjusted", "/v1/perpdex/traders"},
 })
 
 // PerpdexFundingDaily is the same for the funding payments: per wallet and day, the
@@ -48,8 +50,9 @@ var PerpdexFundingDaily = Register(&Table{
 		{"day", "DATE", "UTC", "CAST(time AS DATE)"},
 		{"usdc_x", "DECIMAL(38,10)", "USD", "sum of usdc (negative: paid)"},
 	},
-	SortBy: []string{"wallet", "day"},
-	Routes: []string{"/v1/perpdex/leaderboard", "/v1/perpdex/leaderboard/flow-adjusted", "/v1/perpdex/traders"},
+	SortBy:   []string{"wallet", "day"},
+	RowGroup: 2048, // a board reads one wallet bucket (a sixteenth) of each file: groups small enough to skip the rest
+	Routes:   []string{"/v1/perpdex/leaderboard", "/v1/perpdex/leaderboard/flow-adjusted", "/v1/perpdex/traders"},
 })
 
 // PerpdexBuildersDaily is the builders board's per-day partial aggregates of the
@@ -105,6 +108,7 @@ var PerpdexAccountsDaily = Register(&Table{
 		{"last_ts", "TIMESTAMP", "UTC", "the day's last snapshot"},
 		{"last_av", "DOUBLE", "USD", "its account_value"},
 	},
-	SortBy: []string{"wallet", "day", "peak"},
-	Routes: []string{"/v1/perpdex/leaderboard", "/v1/perpdex/leaderboard/flow-adjusted", "/v1/perpdex/traders"},
+	SortBy:   []string{"wallet", "day", "peak"},
+	RowGroup: 2048, // a board reads one wallet bucket (a sixteenth) of each file: groups small enough to skip the rest
+	Routes:   []string{"/v1/perpdex/leaderboard", "/v1/perpdex/leaderboard/flow-adjusted", "/v1/perpdex/traders"},
 })

@@ -63,9 +63,10 @@ func BenchmarkPerpdexBoardBuild(b *testing.B) {
 	for _, v := range []string{"before", "raw", "partials", "window_dd"} {
 		b.Run(v, func(b *testing.B) {
 			perWindow := map[string]time.Duration{}
+			cpuWindow := map[string]time.Duration{}
 			for b.Loop() {
 				for _, w := range PerpdexWindowNames {
-					t0 := time.Now()
+					t0, c0 := time.Now(), processCPU()
 					start := PerpdexWindowStart(w, at)
 					bs, be, err := q.PerpdexBoardBatches(ctx, start, at)
 					if err != nil {
@@ -83,10 +84,12 @@ func BenchmarkPerpdexBoardBuild(b *testing.B) {
 						}
 					}
 					perWindow[w] = time.Since(t0)
+					cpuWindow[w] = processCPU() - c0
 				}
 			}
 			for w, d := range perWindow {
 				b.ReportMetric(d.Seconds(), w+"_s")
+				b.ReportMetric(cpuWindow[w].Seconds(), w+"_cpu_s")
 			}
 		})
 	}
@@ -203,9 +206,10 @@ func BenchmarkPerpdexBuildersBoardBuild(b *testing.B) {
 	for _, v := range []string{"before", "partials"} {
 		b.Run(v, func(b *testing.B) {
 			perWindow := map[string]time.Duration{}
+			cpuWindow := map[string]time.Duration{}
 			for b.Loop() {
 				for _, w := range PerpdexWindowNames {
-					t0 := time.Now()
+					t0, c0 := time.Now(), processCPU()
 					start := PerpdexWindowStart(w, at)
 					if v == "before" {
 						drain(perpdexBuilderMetricsSQL, nil, start, at, "builder")
@@ -214,10 +218,12 @@ func BenchmarkPerpdexBuildersBoardBuild(b *testing.B) {
 						drain(perpdexBuildersBoardSQL, start, at, lo, hi)
 					}
 					perWindow[w] += time.Since(t0)
+					cpuWindow[w] += processCPU() - c0
 				}
 			}
 			for w, d := range perWindow {
 				b.ReportMetric(d.Seconds()/float64(b.N), w+"_s")
+				b.ReportMetric(cpuWindow[w].Seconds()/float64(b.N), w+"_cpu_s")
 			}
 		})
 	}

@@ -2,6 +2,7 @@ package query
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"sort"
 	"sync"
@@ -85,9 +86,15 @@ func (q *Queries) publishDaily(ctx context.Context, t perpdexDaily, reloaded *bo
 		return DailyPublication{Table: t.dst.Name}, &StoreError{Op: op, Err: err}
 	}
 	pub := DailyPublication{Table: t.dst.Name, Partitions: len(src)}
+	// The file layout is part of what a date was written as: a change of the table's
+	// row groups rewrites every date once, so no file keeps the old layout.
+	layout := ""
+	if t.dst.RowGroup != 0 {
+		layout = fmt.Sprintf("|row groups %d", t.dst.RowGroup)
+	}
 	var todo, gone []string
 	for d, f := range src {
-		if done[d] != f.sig {
+		if done[d] != f.sig+layout {
 			todo = append(todo, d)
 		}
 	}
@@ -135,7 +142,7 @@ func (q *Queries) publishDaily(ctx context.Context, t perpdexDaily, reloaded *bo
 				return pub, &StoreError{Op: op, Err: err}
 			}
 		}
-		done[d] = src[d].sig
+		done[d] = src[d].sig + layout
 		if err := write(); err != nil {
 			return pub, &StoreError{Op: op, Err: err}
 		}

@@ -3,19 +3,11 @@ package query
 import (
 	"context"
 	"os"
-	"syscall"
 	"testing"
 	"time"
 
 	"mdq/internal/testlake"
 )
-
-// processCPU is the CPU time (user plus system) this process has used.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // BenchmarkPredmktBoard measures the prediction-market board of the bench lake's last
 // hour (MDQ_BENCH_LAKE, tiny by default): compute is one hour's computation (what a new

@@ -144,13 +144,36 @@ WITH fd AS (
 ), av AS (
     -- Equity at the board hour (the last snapshot at or before it) and at the window
     -- start: the last snapshot at or before it, else (a window reaching before the
-    -- account series) the first snapshot inside the window. One scan for both.
+    -- account series) the first snapshot inside the window. One pass over per-day units
+    -- instead of every snapshot of the history: each complete day before $9 other than
+    -- the window start's from perpdex_accounts_daily (its last snapshot: last_ts,
+    -- last_av, what arg_max gives over the day's snapshots; its first value: the
+    -- smallest of its running peaks, as a running peak starts at the first value and
+    -- never falls), keyed by the day's midnight for the first value; the days of $1 and
+    -- of the board hour from the snapshots, each one a unit. A day's units are all on one
+    -- side of $1 (its own day is raw), so the filters pick the days the snapshots would.
+    -- $9 = the epoch (no partial sums) reads every snapshot.
     SELECT wallet,
-           arg_max(account_value, snapshot_ts) AS av_end,
-           coalesce(arg_max(account_value, snapshot_ts) FILTER (WHERE snapshot_ts <= $1),
-                    arg_min(account_value, snapshot_ts) FILTER (WHERE snapshot_ts > $1)) AS av_start
-    FROM perpdex_accounts
-    WHERE snapshot_ts <= $2 AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
+           arg_max(last_av, last_ts) AS av_end,
+           coalesce(arg_max(last_av, last_ts) FILTER (WHERE last_ts <= $1),
+                    arg_min(first_av, first_ts) FILTER (WHERE first_ts > $1)) AS av_start
+    FROM (SELECT wallet, any_value(last_ts) AS last_ts, any_value(last_av) AS last_av,
+                 CAST(day AS TIMESTAMP) AS first_ts, min(peak) AS first_av
+          FROM perpdex_accounts_daily
+          WHERE day < CAST($9::TIMESTAMP AS DATE) AND date < CAST($9::TIMESTAMP AS DATE)
+            AND day <> CAST($1 AS DATE) AND date <> CAST($1 AS DATE)
+            AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
+          GROUP BY wallet, day
+          UNION ALL
+          SELECT wallet, snapshot_ts, account_value, snapshot_ts, account_value
+          FROM perpdex_accounts
+          WHERE snapshot_ts >= $9 AND snapshot_ts <= $2 AND date >= CAST($9::TIMESTAMP AS DATE) AND date <= CAST($2 AS DATE)
+            AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
+          UNION ALL
+          SELECT wallet, snapshot_ts, account_value, snapshot_ts, account_value
+          FROM perpdex_accounts
+          WHERE snapshot_ts < $9 AND date = CAST($1 AS DATE)
+            AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw))
     GROUP BY wallet
 ), lev AS (
     -- Mean leverage over the window's position snapshots ($1 and $2 both included):
