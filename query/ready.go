@@ -86,11 +86,15 @@ func (q *Queries) Ready() ReadyReport {
 }
 
 // warmSteps returns a function that logs (at debug) how long each step of area's warm
-// took since the previous call, to see where a start's seconds go.
+// took since the previous call, and the process CPU time spent meanwhile (the whole
+// process's: a step's own when nothing else runs, as in mdq rebuild), to see where a
+// start's seconds go.
 func (q *Queries) warmSteps(area string) func(step string) {
-	last := time.Now()
+	last, lastCPU := time.Now(), processCPU()
 	return func(step string) {
-		q.log.Debug("warm step", "area", area, "step", step, "took", time.Since(last).Round(time.Millisecond))
-		last = time.Now()
+		cpu := processCPU()
+		q.log.Debug("warm step", "area", area, "step", step, "took", time.Since(last).Round(time.Millisecond),
+			"cpu", (cpu - lastCPU).Round(time.Millisecond))
+		last, lastCPU = time.Now(), cpu
 	}
 }
