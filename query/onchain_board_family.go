@@ -159,9 +159,11 @@ func (o *ocOnce) forget(prefix string, t time.Time) {
 // callers waiting for the one pass. A lake that cannot be written publishes nothing
 // here (each board is then computed by its own query, as before the families).
 // board is the key of the board being asked for: one outside the family (a window the
-// pass does not compute) is left to its own query.
+// pass does not compute), or asked for by a request's as_of, is left to its own query.
 func (q *Queries) boardFamily(ctx context.Context, f *ocFamily, chain, board string, at time.Time) error {
-	if !slices.Contains(f.keys(chain), board) {
+	if !slices.Contains(f.keys(chain), board) || q.asOf {
+		// A request's as_of (a past hour) asks for one board within the request's
+		// budget: computing its family would cost more than the board alone.
 		return nil
 	}
 	sig, err := filesSignature(q.dir, f.sources...)
