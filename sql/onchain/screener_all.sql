@@ -6,9 +6,10 @@
 -- Exactness: the windows are nested (a window's first date is before the next
 -- shorter one's), so each sending leg falls in one band (0: from the 24h window's
 -- first date, 1: from the 7d one's, 2: from the 30d one's, 3: from the 90d one's) and
--- window k holds the bands <= k. The legs are first summed per (token, sender,
--- receiver, band): the flags of a transfer depend only on its two addresses, so every
--- figure of screener.sql is a sum of those exact DECIMAL sums. A token's holders in
+-- window k holds the bands <= k. The legs are summed per (token, band), with and
+-- without smart_money_only (whose scope, transfers touching the cohort, is a filter
+-- and whose flows in and out of the cohort are the smart_net terms), so every figure
+-- of screener.sql is a sum over bands of those exact DECIMAL sums. A token's holders in
 -- window k are the addresses whose first band with the token is <= k (count DISTINCT is
 -- not additive over bands; the least band is). Tokens with no transfer in a window
 -- (none in scope with smart_money_only) have no row there, as in screener.sql.
@@ -21,48 +22,48 @@ cohort AS (
     -- Materialised once per (chain, board hour) by smart_cohort.sql; $7 is unused here.
     SELECT address FROM onchain_cohort_mem WHERE chain = $1 AND until_us = $6 AND $7 IS NOT NULL
 ),
-pairs AS (
-    SELECT token AS token_address, wallet AS from_address, cp AS to_address,
-           CASE WHEN block_time >= CAST(CAST($2 AS DATE) AS TIMESTAMP) THEN 0
-                WHEN block_time >= CAST(CAST($3 AS DATE) AS TIMESTAMP) THEN 1
-                WHEN block_time >= CAST(CAST($4 AS DATE) AS TIMESTAMP) THEN 2
-                ELSE 3 END AS band,
-           sum(usd) AS usd, count(*) AS n
-    FROM onchain_legs
-    WHERE chain = $1 AND dir = -1
-      AND block_time >= CAST(CAST($5 AS DATE) AS TIMESTAMP) AND block_time <= make_timestamp($6)
-    GROUP BY ALL
-),
 tx AS (
-    SELECT p.*,
-           from_address NOT IN (SELECT address FROM venues) AS f_wallet,
-           to_address NOT IN (SELECT address FROM venues) AS t_wallet,
-           from_address IN (SELECT address FROM cohort) AS f_smart,
-           to_address IN (SELECT address FROM cohort) AS t_smart
-    FROM pairs p
+    SELECT l.token AS token_address, l.wallet AS from_address, l.cp AS to_address, l.usd,
+           CASE WHEN l.block_time >= CAST(CAST($2 AS DATE) AS TIMESTAMP) THEN 0
+                WHEN l.block_time >= CAST(CAST($3 AS DATE) AS TIMESTAMP) THEN 1
+                WHEN l.block_time >= CAST(CAST($4 AS DATE) AS TIMESTAMP) THEN 2
+                ELSE 3 END AS band,
+           l.wallet NOT IN (SELECT address FROM venues) AS f_wallet,
+           l.cp NOT IN (SELECT address FROM venues) AS t_wallet,
+           l.wallet IN (SELECT address FROM cohort) AS f_smart,
+           l.cp IN (SELECT address FROM cohort) AS t_smart
+    FROM onchain_legs l
+    WHERE l.chain = $1 AND l.dir = -1
+      AND l.block_time >= CAST(CAST($5 AS DATE) AS TIMESTAMP) AND l.block_time <= make_timestamp($6)
+),
+bands AS (
+    -- Per (token, band): every transfer (P = non-venue wallets), and those touching the
+    -- cohort (P = the cohort). Flows into and out of the cohort are the same sums in both.
+    SELECT token_address, band,
+           sum(usd) AS vol, count(*) AS n,
+           sum(usd) FILTER (WHERE t_wallet AND NOT f_wallet) AS w_in,
+           sum(usd) FILTER (WHERE f_wallet AND NOT t_wallet) AS w_out,
+           sum(usd) FILTER (WHERE f_smart OR t_smart) AS s_vol,
+           count(*) FILTER (WHERE f_smart OR t_smart) AS s_n,
+           sum(usd) FILTER (WHERE t_smart AND NOT f_smart) AS s_in,
+           sum(usd) FILTER (WHERE f_smart AND NOT t_smart) AS s_out
+    FROM tx
+    GROUP BY token_address, band
 ),
 boards AS (
     SELECT * FROM (VALUES ('24h', 0), ('7d', 1), ('30d', 2), ('90d', 3)) w(win, k),
                   (VALUES (false), (true)) s(smart)
 ),
-scoped AS (
-    -- With smart_money_only only transfers touching the cohort count, and P is the cohort.
-    SELECT b.win, b.smart, token_address, usd, n, f_smart, t_smart,
-           CASE WHEN b.smart THEN f_smart ELSE f_wallet END AS f_in,
-           CASE WHEN b.smart THEN t_smart ELSE t_wallet END AS t_in
-    FROM tx JOIN boards b ON tx.band <= b.k
-    WHERE NOT b.smart OR f_smart OR t_smart
-),
 agg AS (
-    SELECT win, smart, token_address,
-           sum(usd) AS volume_usd,
-           coalesce(sum(usd) FILTER (WHERE t_in AND NOT f_in), 0) AS in_usd,
-           coalesce(sum(usd) FILTER (WHERE f_in AND NOT t_in), 0) AS out_usd,
-           coalesce(sum(usd) FILTER (WHERE t_smart AND NOT f_smart), 0)
-             - coalesce(sum(usd) FILTER (WHERE f_smart AND NOT t_smart), 0) AS smart_net,
-           sum(n) AS tx_count
-    FROM scoped
-    GROUP BY win, smart, token_address
+    SELECT b.win, b.smart, token_address,
+           sum(CASE WHEN b.smart THEN s_vol ELSE vol END) AS volume_usd,
+           coalesce(sum(CASE WHEN b.smart THEN s_in ELSE w_in END), 0) AS in_usd,
+           coalesce(sum(CASE WHEN b.smart THEN s_out ELSE w_out END), 0) AS out_usd,
+           coalesce(sum(s_in), 0) - coalesce(sum(s_out), 0) AS smart_net,
+           sum(CASE WHEN b.smart THEN s_n ELSE n END) AS tx_count
+    FROM bands JOIN boards b ON bands.band <= b.k
+    GROUP BY b.win, b.smart, token_address
+    HAVING sum(CASE WHEN b.smart THEN s_n ELSE n END) > 0
 ),
 addrs AS (
     -- Each (token, address) once, with its least band and whether it is in the cohort.
