@@ -212,3 +212,39 @@ func TestOnchainBoardFamiliesSameAsPerBoardSQL(t *testing.T) {
 	}
 	publishedSame(t, q, "after the newest day")
 }
+
+// TestSmartCohortInPlaceAtHourTurn: smartCohort returns only once the cohort of the hour
+// asked for is in onchain_cohort_mem, also at an hour turn (the previous hour's cohort
+// built): the screener boards read it right after. The rows are the cohort query's.
+func TestSmartCohortInPlaceAtHourTurn(t *testing.T) {
+	q := pdBoardQueries(t)
+	ctx := context.Background()
+	if err := q.onchainLegs(ctx); err != nil {
+		t.Fatal(err)
+	}
+	at := ocBoardHour(testlake.Now())
+	sel := strings.TrimPrefix(onchainSmartCohortSQL[strings.Index(onchainSmartCohortSQL, "INSERT INTO"):], "INSERT INTO onchain_cohort_mem")
+	sel = strings.TrimRight(strings.TrimSpace(sel), ";")
+	nonEmpty := false
+	for _, h := range []time.Time{at.Add(-2 * time.Hour), at.Add(-time.Hour), at} {
+		for _, chain := range OnchainChains {
+			if err := q.smartCohort(ctx, chain, h); err != nil {
+				t.Fatal(err)
+			}
+			var got, want int
+			if err := q.db.QueryRow("SELECT count(*) FROM onchain_cohort_mem WHERE chain = $1 AND until_us = $2", chain, micros(h)).Scan(&got); err != nil {
+				t.Fatal(err)
+			}
+			if err := q.db.QueryRow("SELECT count(*) FROM ("+sel+")", chain, micros(h), OnchainSmartMoneyPnL).Scan(&want); err != nil {
+				t.Fatal(err)
+			}
+			if got != want {
+				t.Fatalf("%s at %s: %d cohort rows in place, the cohort has %d", chain, h.Format(time.RFC3339), got, want)
+			}
+			nonEmpty = nonEmpty || want > 0
+		}
+	}
+	if !nonEmpty {
+		t.Fatal("every cohort empty: the check proves nothing")
+	}
+}
