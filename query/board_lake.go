@@ -75,6 +75,10 @@ func (q *Queries) derivedRows(ctx context.Context, t *lake.Table, board, built s
 		if err := prepare(ctx); err != nil {
 			return nil, err
 		}
+		// prepare may have published the rows itself (a board family's one pass).
+		if _, err := os.Stat(path); err == nil {
+			return q.db.QueryContext(ctx, "SELECT * FROM read_parquet($1, hive_partitioning = false)", path)
+		}
 	}
 	if _, err := lake.CopyResult(ctx, q.db, q.dir, t, []string{board, built}, query, args...); err != nil {
 		if ctx.Err() != nil || !isWriteError(err) {

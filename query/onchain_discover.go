@@ -192,7 +192,13 @@ func (b *discoverBoard) asc(desc []int32, key func(*discoverBoardRow) float64) [
 
 func (q *Queries) buildDiscoverBoard(ctx context.Context, chain, window string, at time.Time) (*discoverBoard, error) {
 	since, until := windowBounds(at, window)
-	rows, err := q.sourcedBoardRows(ctx, lake.OnchainDiscoverBoard, chain+"."+window, at, legsBoardSources, nil, onchainDiscoverSQL, chain, since, until)
+	rows, err := q.sourcedBoardRows(ctx, lake.OnchainDiscoverBoard, chain+"."+window, at, legsBoardSources,
+		// The chain's five boards are computed in one pass (discover_all.sql), which
+		// publishes them; discover.sql computes a board that pass could not publish.
+		func(ctx context.Context) error {
+			return q.boardFamily(ctx, discoverFamily, chain, chain+"."+window, at)
+		},
+		onchainDiscoverSQL, chain, since, until)
 	if err != nil {
 		return nil, wrap(ctx, "onchain discover", err)
 	}

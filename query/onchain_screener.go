@@ -106,32 +106,36 @@ var onchainSmartCohortSQL = sqlfiles.MustRead("onchain/smart_cohort.sql")
 type smartCohortKey struct{}
 
 // smartCohort makes sure onchain_cohort_mem holds chain's smart-money cohort for board
-// hour at: built once per (chain, hour) through the hourly cache (so concurrent board
-// builds wait for one), older hours' rows of the chain dropped first.
+// hour at: built once per (chain, hour, legs signature), concurrent board builds
+// waiting for the one build, older hours' rows of the chain dropped first. It returns
+// only once the cohort of at is in place: the hourly cache it went through before
+// answered with the previous hour's value while the new hour's built, so at an hour
+// turn in serve a screener board could read a cohort not inserted yet.
 func (q *Queries) smartCohort(ctx context.Context, chain string, at time.Time) error {
-	v, _ := q.ext.LoadOrStore(smartCohortKey{}, newOcHourly[bool]("onchain smart cohort"))
-	h := v.(*hourly[bool])
-	_, err := h.value(ctx, q, chain, at, func(ctx context.Context, at time.Time) (bool, error) {
-		conn, err := q.db.Conn(ctx)
-		if err != nil {
-			return false, wrap(ctx, "onchain smart cohort", err)
-		}
-		defer conn.Close()
-		if _, err := conn.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS onchain_cohort_mem (chain VARCHAR, until_us BIGINT, address VARCHAR)"); err != nil {
-			return false, wrap(ctx, "onchain smart cohort", err)
-		}
-		// Rows of earlier hours are kept one hour (a board of the previous hour may
-		// still be building against them), then dropped.
-		if _, err := conn.ExecContext(ctx, "DELETE FROM onchain_cohort_mem WHERE chain = $1 AND (until_us = $2 OR until_us < $3)",
-			chain, micros(at), micros(at.Add(-time.Hour))); err != nil {
-			return false, wrap(ctx, "onchain smart cohort", err)
-		}
-		if _, err := conn.ExecContext(ctx, onchainSmartCohortSQL, chain, micros(at), OnchainSmartMoneyPnL); err != nil {
-			return false, wrap(ctx, "onchain smart cohort", err)
-		}
-		return true, nil
-	})
-	return err
+	v, _ := q.ext.LoadOrStore(smartCohortKey{}, &ocOnce{})
+	once := v.(*ocOnce)
+	return once.do(ctx, chain+"|"+at.UTC().Format(time.RFC3339)+"|"+q.onchainSig(), at,
+		func(ctx context.Context) error {
+			conn, err := q.db.Conn(ctx)
+			if err != nil {
+				return wrap(ctx, "onchain smart cohort", err)
+			}
+			defer conn.Close()
+			if _, err := conn.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS onchain_cohort_mem (chain VARCHAR, until_us BIGINT, address VARCHAR)"); err != nil {
+				return wrap(ctx, "onchain smart cohort", err)
+			}
+			// Rows of earlier hours are kept one hour (a board of the previous hour may
+			// still be building against them), then dropped.
+			if _, err := conn.ExecContext(ctx, "DELETE FROM onchain_cohort_mem WHERE chain = $1 AND (until_us = $2 OR until_us < $3)",
+				chain, micros(at), micros(at.Add(-time.Hour))); err != nil {
+				return wrap(ctx, "onchain smart cohort", err)
+			}
+			once.forget(chain+"|", at.Add(-time.Hour))
+			if _, err := conn.ExecContext(ctx, onchainSmartCohortSQL, chain, micros(at), OnchainSmartMoneyPnL); err != nil {
+				return wrap(ctx, "onchain smart cohort", err)
+			}
+			return nil
+		})
 }
 
 // PrepareScreenerSQL materialises what sql/onchain/screener.sql reads besides the
@@ -155,7 +159,14 @@ func (q *Queries) buildScreenerBoard(ctx context.Context, chain, window string, 
 	first := Date(at.AddDate(0, 0, -OnchainScreenerWindows[window]))
 	// The smart-money cohort is only needed to compute the board, not to read a
 	// published one.
-	cohort := func(ctx context.Context) error { return q.smartCohort(ctx, chain, at) }
+	// The chain's eight boards are computed in one pass (screener_all.sql), which
+	// publishes them; screener.sql computes a board that pass could not publish.
+	cohort := func(ctx context.Context) error {
+		if err := q.smartCohort(ctx, chain, at); err != nil {
+			return err
+		}
+		return q.boardFamily(ctx, screenerFamily, chain, fmt.Sprintf("%s.%s.%t", chain, window, smart), at)
+	}
 	rows, err := q.sourcedBoardRows(ctx, lake.OnchainScreenerBoard, fmt.Sprintf("%s.%s.%t", chain, window, smart), at, screenerBoardSources,
 		cohort, onchainScreenerSQL, chain, first, micros(at), smart, OnchainSmartMoneyPnL)
 	if err != nil {

@@ -121,7 +121,13 @@ func (q *Queries) tokenTransfersFromBoard(ctx context.Context, p OnchainTokenTra
 	board, err := v.(*hourly[map[string][]TokenTransferRow]).value(ctx, q, p.Chain+"|"+p.Period, ocBoardHour(q.Now()),
 		func(ctx context.Context, at time.Time) (map[string][]TokenTransferRow, error) {
 			since, until := windowBounds(at, p.Period)
-			rows, err := q.sourcedBoardRows(ctx, lake.OnchainTransfersBoard, p.Chain+"."+p.Period, at, transfersBoardSrcs, nil,
+			rows, err := q.sourcedBoardRows(ctx, lake.OnchainTransfersBoard, p.Chain+"."+p.Period, at, transfersBoardSrcs,
+				// The chain's four boards are computed in one pass
+				// (token_transfers_board_all.sql), which publishes them;
+				// token_transfers_board.sql computes a board that pass could not publish.
+				func(ctx context.Context) error {
+					return q.boardFamily(ctx, transfersFamily, p.Chain, p.Chain+"."+p.Period, at)
+				},
 				onchainTokenTransfersBoardSQL, p.Chain, since, until, OnchainTransferRows)
 			if err != nil {
 				return nil, wrap(ctx, "onchain token transfers", err)

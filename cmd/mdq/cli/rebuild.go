@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -25,7 +26,7 @@ func init() {
 // yet published) to the lake, so a server started in the same hour serves them without
 // recomputing.
 func newRebuildCmd(cfg *Config) *cobra.Command {
-	var clock string
+	var clock, level string
 	cmd := &cobra.Command{
 		Use:   "rebuild",
 		Short: "Publish the derived tables due now (legs, closed trades, hourly boards of every area, cohort labels) into the lake",
@@ -35,7 +36,13 @@ func newRebuildCmd(cfg *Config) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			q, err := query.Open(cmd.Context(), cfg.Data, cfg.storeOptions(query.Options{Now: now}))
+			var lv slog.Level
+			if err := lv.UnmarshalText([]byte(level)); err != nil {
+				return fmt.Errorf("--log-level %q: use debug, info, warn or error", level)
+			}
+			// debug shows each warm step's wall and CPU time.
+			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: lv}))
+			q, err := query.Open(cmd.Context(), cfg.Data, cfg.storeOptions(query.Options{Now: now, Logger: log}))
 			if err != nil {
 				return err
 			}
@@ -44,6 +51,7 @@ func newRebuildCmd(cfg *Config) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&clock, "clock", "", "build for this RFC3339 time instead of now (as serve --clock)")
+	cmd.Flags().StringVar(&level, "log-level", rebuildLogLevel(), "debug, info, warn or error (env MDQ_LOG_LEVEL); debug logs each warm step's wall and CPU time")
 	return cmd
 }
 
@@ -250,4 +258,12 @@ func readyHandler(q *query.Queries) http.Handler {
 		}
 		json.NewEncoder(w).Encode(rep) //nolint:errcheck
 	})
+}
+
+// rebuildLogLevel is rebuild's default --log-level: $MDQ_LOG_LEVEL, else info.
+func rebuildLogLevel() string {
+	if l := os.Getenv("MDQ_LOG_LEVEL"); l != "" {
+		return l
+	}
+	return "info"
 }

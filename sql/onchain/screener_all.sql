@@ -1,0 +1,93 @@
+-- OnchainScreener, every board of one chain at one board hour in one pass: the eight
+-- boards (windows 24h, 7d, 30d, 90d, each with and without smart_money_only) of
+-- screener.sql, computed into a temporary table from which
+-- each published board is cut (screener_cut.sql). screener.sql scanned the legs once per board, eight times
+-- over overlapping windows; here the 90d window is read once.
+-- Exactness: the windows are nested (a window's first date is before the next
+-- shorter one's), so each sending leg falls in one band (0: from the 24h window's
+-- first date, 1: from the 7d one's, 2: from the 30d one's, 3: from the 90d one's) and
+-- window k holds the bands <= k. The legs are summed per (token, band), with and
+-- without smart_money_only (whose scope, transfers touching the cohort, is a filter
+-- and whose flows in and out of the cohort are the smart_net terms), so every figure
+-- of screener.sql is a sum over bands of those exact DECIMAL sums. A token's holders in
+-- window k are the addresses whose first band with the token is <= k (count DISTINCT is
+-- not additive over bands; the least band is). Tokens with no transfer in a window
+-- (none in scope with smart_money_only) have no row there, as in screener.sql.
+-- $1 chain, $2..$5 the first dates (YYYY-MM-DD, inclusive) of 24h, 7d, 30d, 90d, $6
+-- until (epoch us, inclusive), $7 cohort PnL floor (USD).
+WITH venues AS (
+    SELECT address FROM onchain_labels_at(make_timestamp($6)) WHERE venue -- labels observed by then
+),
+cohort AS (
+    -- Materialised once per (chain, board hour) by smart_cohort.sql; $7 is unused here.
+    SELECT address FROM onchain_cohort_mem WHERE chain = $1 AND until_us = $6 AND $7 IS NOT NULL
+),
+tx AS (
+    SELECT l.token AS token_address, l.wallet AS from_address, l.cp AS to_address, l.usd,
+           CASE WHEN l.block_time >= CAST(CAST($2 AS DATE) AS TIMESTAMP) THEN 0
+                WHEN l.block_time >= CAST(CAST($3 AS DATE) AS TIMESTAMP) THEN 1
+                WHEN l.block_time >= CAST(CAST($4 AS DATE) AS TIMESTAMP) THEN 2
+                ELSE 3 END AS band,
+           l.wallet NOT IN (SELECT address FROM venues) AS f_wallet,
+           l.cp NOT IN (SELECT address FROM venues) AS t_wallet,
+           l.wallet IN (SELECT address FROM cohort) AS f_smart,
+           l.cp IN (SELECT address FROM cohort) AS t_smart
+    FROM onchain_legs l
+    WHERE l.chain = $1 AND l.dir = -1
+      AND l.block_time >= CAST(CAST($5 AS DATE) AS TIMESTAMP) AND l.block_time <= make_timestamp($6)
+),
+bands AS (
+    -- Per (token, band): every transfer (P = non-venue wallets), and those touching the
+    -- cohort (P = the cohort). Flows into and out of the cohort are the same sums in both.
+    SELECT token_address, band,
+           sum(usd) AS vol, count(*) AS n,
+           sum(usd) FILTER (WHERE t_wallet AND NOT f_wallet) AS w_in,
+           sum(usd) FILTER (WHERE f_wallet AND NOT t_wallet) AS w_out,
+           sum(usd) FILTER (WHERE f_smart OR t_smart) AS s_vol,
+           count(*) FILTER (WHERE f_smart OR t_smart) AS s_n,
+           sum(usd) FILTER (WHERE t_smart AND NOT f_smart) AS s_in,
+           sum(usd) FILTER (WHERE f_smart AND NOT t_smart) AS s_out
+    FROM tx
+    GROUP BY token_address, band
+),
+boards AS (
+    SELECT * FROM (VALUES ('24h', 0), ('7d', 1), ('30d', 2), ('90d', 3)) w(win, k),
+                  (VALUES (false), (true)) s(smart)
+),
+agg AS (
+    SELECT b.win, b.smart, token_address,
+           sum(CASE WHEN b.smart THEN s_vol ELSE vol END) AS volume_usd,
+           coalesce(sum(CASE WHEN b.smart THEN s_in ELSE w_in END), 0) AS in_usd,
+           coalesce(sum(CASE WHEN b.smart THEN s_out ELSE w_out END), 0) AS out_usd,
+           coalesce(sum(s_in), 0) - coalesce(sum(s_out), 0) AS smart_net,
+           sum(CASE WHEN b.smart THEN s_n ELSE n END) AS tx_count
+    FROM bands JOIN boards b ON bands.band <= b.k
+    GROUP BY b.win, b.smart, token_address
+    HAVING sum(CASE WHEN b.smart THEN s_n ELSE n END) > 0
+),
+addrs AS (
+    -- Each (token, address) once, with its least band and whether it is in the cohort.
+    SELECT token_address, a, min(band) AS band, bool_or(smart) AS smart
+    FROM (
+        SELECT token_address, from_address AS a, band, f_smart AS smart FROM tx
+        UNION ALL
+        SELECT token_address, to_address, band, t_smart FROM tx
+    )
+    WHERE a <> '0x0000000000000000000000000000000000000000'
+    GROUP BY token_address, a
+),
+holders AS (
+    SELECT b.win, b.smart, token_address, count(*) AS n
+    FROM addrs JOIN boards b ON addrs.band <= b.k
+    WHERE NOT b.smart OR addrs.smart
+    GROUP BY b.win, b.smart, token_address
+)
+SELECT $1 || '.' || a.win || '.' || CAST(a.smart AS VARCHAR) AS board,
+       a.token_address, coalesce(k.symbol, '') AS symbol, k.name,
+       a.volume_usd::DOUBLE AS volume_usd, a.in_usd::DOUBLE AS in_usd, a.out_usd::DOUBLE AS out_usd,
+       coalesce(h.n, 0) AS unique_holders, a.tx_count::BIGINT AS tx_count,
+       round(a.volume_usd, 2)::DOUBLE AS vol_key, (round(a.in_usd, 2) - round(a.out_usd, 2))::DOUBLE AS net_key,
+       round(a.smart_net, 2)::DOUBLE AS smart_key
+FROM agg a
+LEFT JOIN holders h USING (win, smart, token_address)
+LEFT JOIN onchain_tokens k ON k.chain = $1 AND k.token_address = a.token_address;

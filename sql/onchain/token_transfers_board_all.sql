@@ -1,0 +1,50 @@
+-- OnchainTokenTransfers, one chain: the four hourly transfers boards (periods 1h, 24h,
+-- 7d, 30d) of token_transfers_board.sql in one pass, computed into a
+-- temporary table from which each published board is cut
+-- (token_transfers_board_cut.sql). token_transfers_board.sql read the legs once per
+-- period over nested windows; here the 30d window is read once.
+-- Exactness: each leg of the 30d window falls in one band (0: after $2, 1: after $3,
+-- 2: after $4, 3: after $5) and period k holds the bands <= k; the per-(token, wallet)
+-- figures are sums of the bands' exact DECIMAL sums, then ranked as in
+-- token_transfers_board.sql.
+-- $1 chain, $2..$5 since of 1h, 24h, 7d, 30d (epoch us, exclusive), $6 until (epoch us,
+-- inclusive), $7 rows per token and tab.
+WITH banded AS (
+    SELECT l.token, l.wallet AS address,
+           CASE WHEN l.block_time > make_timestamp($2) THEN 0
+                WHEN l.block_time > make_timestamp($3) THEN 1
+                WHEN l.block_time > make_timestamp($4) THEN 2
+                ELSE 3 END AS band,
+           sum(l.amount) FILTER (WHERE l.dir = 1) AS bought,
+           sum(l.amount) FILTER (WHERE l.dir = -1) AS sold,
+           sum(l.usd) FILTER (WHERE l.dir = 1) AS usd_spent,
+           sum(l.usd) FILTER (WHERE l.dir = -1) AS usd_received
+    FROM onchain_legs_by_token l
+    WHERE l.chain = $1 AND l.block_time > make_timestamp($5) AND l.block_time <= make_timestamp($6)
+      AND l.wallet <> '0x0000000000000000000000000000000000000000'
+      AND l.token <> '0x0000000000000000000000000000000000000000'
+    GROUP BY ALL
+),
+boards AS (
+    SELECT * FROM (VALUES ('1h', 0), ('24h', 1), ('7d', 2), ('30d', 3)) w(period, k)
+),
+agg AS (
+    SELECT p.period, x.token, x.address,
+           coalesce(sum(x.bought), 0) AS bought,
+           coalesce(sum(x.sold), 0) AS sold,
+           coalesce(sum(x.usd_spent), 0) AS usd_spent,
+           coalesce(sum(x.usd_received), 0) AS usd_received
+    FROM banded x JOIN boards p ON x.band <= p.k
+    GROUP BY p.period, x.token, x.address
+),
+tabs AS (
+    SELECT 'bought' AS tab, * FROM agg WHERE bought > 0
+    QUALIFY row_number() OVER (PARTITION BY period, token ORDER BY bought DESC, address) <= $7
+    UNION ALL
+    SELECT 'sold', * FROM agg WHERE sold > 0
+    QUALIFY row_number() OVER (PARTITION BY period, token ORDER BY sold DESC, address) <= $7
+)
+SELECT $1 || '.' || t.period AS board, t.token, t.tab, t.address,
+       t.bought, t.sold, t.usd_spent, t.usd_received,
+       lab.entity
+FROM tabs t LEFT JOIN onchain_labels_at(make_timestamp($6)) lab USING (address); -- labels observed by then
