@@ -436,6 +436,10 @@ func newestLiquidationDays(pub map[string]daySource, ok bool, start, upper int64
 	return nil, nil
 }
 
+// liqArgCurrent is the index in liquidations.sql's arguments of the snapshot of
+// today's labels ($10).
+const liqArgCurrent = 9
+
 // liqSpan is what the unlabelled run of a page tells the labelled one: the UTC dates
 // of its rows (comma-separated) and the first and last hour (NULL without rows), with
 // the oldest row's time and the rows' count.
@@ -446,8 +450,11 @@ type liqSpan struct {
 	n        int
 }
 
-// liquidationDates runs liquidations.sql with no hourly-label date and returns the
-// page's span: the label partitions and hours the labelled run reads.
+// liquidationDates runs liquidations.sql with no labels (no hourly-label file and no
+// snapshot of today's labels: a LEFT JOIN keeps the page's rows and their order
+// whatever it finds, so the rows are the labelled run's) and returns the page's span:
+// the label partitions and hours the labelled run reads. Joining today's labels here
+// read every wallet's label once more per page for nothing.
 func (q *Queries) liquidationDates(ctx context.Context, args []any) (liqSpan, error) {
 	const op = "perpdex liquidations"
 	var sp liqSpan
@@ -455,7 +462,9 @@ func (q *Queries) liquidationDates(ctx context.Context, args []any) (liqSpan, er
 	if err != nil {
 		return sp, &StoreError{Op: op, Err: err}
 	}
-	rows, err := q.db.QueryContext(ctx, perpdexLiquidationsSQL, append(args[:len(args):len(args)], none, nil, nil)...)
+	args = slices.Clone(args)
+	args[liqArgCurrent] = nil
+	rows, err := q.db.QueryContext(ctx, perpdexLiquidationsSQL, append(args, none, nil, nil)...)
 	if err != nil {
 		return sp, wrap(ctx, op, err)
 	}
