@@ -76,8 +76,9 @@ func checkFamilies(t *testing.T, q *Queries, what string, at time.Time) {
 	}
 }
 
-// queryRows is boardRowsOf on a database or one connection (a family's temporary
-// table is its connection's).
+// queryRows runs a query on a database or one connection (a family's temporary table
+// is its connection's) and returns its rows as scanned values, in order; boardRowsOf
+// is it on the store's database.
 func queryRows(t *testing.T, db interface {
 	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
 }, query string, args ...any) [][]any {

@@ -18,28 +18,7 @@ import (
 // boardRowsOf runs a board query and returns its rows as scanned values, in order.
 func boardRowsOf(t *testing.T, q *Queries, query string, args ...any) [][]any {
 	t.Helper()
-	rows, err := q.db.Query(query, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	cols, _ := rows.Columns()
-	var out [][]any
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, vals)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return queryRows(t, q.db, query, args...)
 }
 
 // sameBoardValue compares two scanned values exactly: floats by their bits.

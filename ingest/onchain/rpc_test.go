@@ -287,6 +287,29 @@ func TestRPCErrorsHideTheEndpointKey(t *testing.T) {
 	}
 }
 
+// loadBlocksRPC loads blocks 1000 to 1050 of node into a fresh lake through JSON-RPC,
+// with Native and Traces as given, and returns the lake, what the load counted, the
+// client and the load's error (the lake is committed only without one).
+func loadBlocksRPC(t *testing.T, node *evmnode.Node, native, traces bool) (string, ingest.Summary, *Client, error) {
+	t.Helper()
+	c := testClient(node.Start(t))
+	root := t.TempDir()
+	ctx := context.Background()
+	l, err := NewLoader(ctx, root, "ethereum")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	l.Meta, l.Native, l.Traces = c.TokenMeta, native, traces
+	if err := LoadRPC(ctx, l, c, 1000, 1050, nil); err != nil {
+		return root, l.Sum, c, err
+	}
+	if err := l.Commit(ctx, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	return root, l.Sum, c, nil
+}
+
 // TestRPCNativeTransfers: with Native, the value of every successful transaction is a
 // transfer of the zero token address with log_index -1 (a contract creation pays the
 // created contract; a failed or zero-value transaction moves nothing), beside the
@@ -325,19 +348,8 @@ func TestRPCNativeTransfers(t *testing.T) {
 	}
 	load := func(t *testing.T, node *evmnode.Node, native bool) ([]row, ingest.Summary, *Client) {
 		t.Helper()
-		c := testClient(node.Start(t))
-		root := t.TempDir()
-		ctx := context.Background()
-		l, err := NewLoader(ctx, root, "ethereum")
+		root, sum, c, err := loadBlocksRPC(t, node, native, false)
 		if err != nil {
-			t.Fatal(err)
-		}
-		defer l.Close()
-		l.Meta, l.Native = c.TokenMeta, native
-		if err := LoadRPC(ctx, l, c, 1000, 1050, nil); err != nil {
-			t.Fatal(err)
-		}
-		if err := l.Commit(ctx, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 		var out []row
@@ -349,7 +361,7 @@ func TestRPCNativeTransfers(t *testing.T) {
 				t.Errorf("native token row %+v (present %v)", tk, ok)
 			}
 		}
-		return out, l.Sum, c
+		return out, sum, c
 	}
 	want := []row{
 		{1010, tx(1), 0, tok, a, b, "2500000", 2.5},
@@ -467,22 +479,11 @@ func TestRPCInternalTransfers(t *testing.T) {
 	}
 	load := func(t *testing.T, node *evmnode.Node) ([]row, ingest.Summary, error) {
 		t.Helper()
-		cl := testClient(node.Start(t))
-		root := t.TempDir()
-		ctx := context.Background()
-		l, err := NewLoader(ctx, root, "ethereum")
+		root, sum, _, err := loadBlocksRPC(t, node, true, true)
 		if err != nil {
-			t.Fatal(err)
+			return nil, sum, err
 		}
-		defer l.Close()
-		l.Meta, l.Native, l.Traces = cl.TokenMeta, true, true
-		if err := LoadRPC(ctx, l, cl, 1000, 1050, nil); err != nil {
-			return nil, l.Sum, err
-		}
-		if err := l.Commit(ctx, time.Now()); err != nil {
-			t.Fatal(err)
-		}
-		return rowsOf(root), l.Sum, nil
+		return rowsOf(root), sum, nil
 	}
 	for _, tc := range []struct {
 		name                            string

@@ -117,6 +117,27 @@ func blockTraces(ctx context.Context, c *Client, headers map[uint64]Header, bloc
 	return out, err
 }
 
+// perBlock asks one call per block (method and parameters from call) in batched
+// requests and returns each block's answer; a block's error answer fails them all,
+// naming the block (and wrapping the node's error, so a missing method is seen).
+func perBlock[T any](ctx context.Context, c *Client, blocks []uint64, call func(b uint64) (string, []any)) ([]T, error) {
+	outs := make([]T, len(blocks))
+	calls := make([]*Call, len(blocks))
+	for i, b := range blocks {
+		m, p := call(b)
+		calls[i] = &Call{Method: m, Params: p, Out: &outs[i]}
+	}
+	if err := c.Batch(ctx, calls); err != nil {
+		return nil, err
+	}
+	for i, cl := range calls {
+		if cl.Err != nil {
+			return nil, fmt.Errorf("block %d traces: %w", blocks[i], cl.Err)
+		}
+	}
+	return outs, nil
+}
+
 type rawParityTrace struct {
 	Type   string `json:"type"`
 	Action struct {
@@ -138,20 +159,14 @@ type rawParityTrace struct {
 }
 
 func parityTraces(ctx context.Context, c *Client, headers map[uint64]Header, blocks []uint64) (map[uint64][]txTraces, error) {
-	outs := make([][]rawParityTrace, len(blocks))
-	calls := make([]*Call, len(blocks))
-	for i, b := range blocks {
-		calls[i] = &Call{Method: "trace_block", Params: []any{hexQ(b)}, Out: &outs[i]}
-	}
-	if err := c.Batch(ctx, calls); err != nil {
+	outs, err := perBlock[[]rawParityTrace](ctx, c, blocks, func(b uint64) (string, []any) {
+		return "trace_block", []any{hexQ(b)}
+	})
+	if err != nil {
 		return nil, err
 	}
 	res := map[uint64][]txTraces{}
-	for i, cl := range calls {
-		b := blocks[i]
-		if cl.Err != nil {
-			return nil, fmt.Errorf("block %d traces: %w", b, cl.Err)
-		}
+	for i, b := range blocks {
 		// Each call's path is looked up by its trace address: a call under a reverted
 		// one reverted too, whatever its own trace says.
 		failed := map[string]bool{}
@@ -220,20 +235,14 @@ type rawGethTx struct {
 }
 
 func gethTraces(ctx context.Context, c *Client, headers map[uint64]Header, blocks []uint64, hashes map[uint64][]string) (map[uint64][]txTraces, error) {
-	outs := make([][]rawGethTx, len(blocks))
-	calls := make([]*Call, len(blocks))
-	for i, b := range blocks {
-		calls[i] = &Call{Method: "debug_traceBlockByHash", Params: []any{headers[b].Hash, map[string]string{"tracer": "callTracer"}}, Out: &outs[i]}
-	}
-	if err := c.Batch(ctx, calls); err != nil {
+	outs, err := perBlock[[]rawGethTx](ctx, c, blocks, func(b uint64) (string, []any) {
+		return "debug_traceBlockByHash", []any{headers[b].Hash, map[string]string{"tracer": "callTracer"}}
+	})
+	if err != nil {
 		return nil, err
 	}
 	res := map[uint64][]txTraces{}
-	for i, cl := range calls {
-		b := blocks[i]
-		if cl.Err != nil {
-			return nil, fmt.Errorf("block %d traces: %w", b, cl.Err)
-		}
+	for i, b := range blocks {
 		if len(outs[i]) != len(hashes[b]) {
 			return nil, fmt.Errorf("block %d: %d transaction traces for %d transactions", b, len(outs[i]), len(hashes[b]))
 		}
