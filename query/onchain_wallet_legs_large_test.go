@@ -166,22 +166,8 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 func scanAll(t *testing.T, q *Queries, text string, args ...any) [][]any {
 	t.Helper()
-	rows, err := q.db.QueryContext(context.Background(), text, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	cols, _ := rows.Columns()
-	var out [][]any
-	for rows.Next() {
-		v := make([]any, len(cols))
-		p := make([]any, len(cols))
-		for i := range v {
-			p[i] = &v[i]
-		}
-		if err := rows.Scan(p...); err != nil {
-			t.Fatal(err)
-		}
+	out := queryRows(t, q.db, text, args...)
+	for _, v := range out {
 		for i, x := range v { // comparable values
 			if b, ok := x.([]byte); ok {
 				v[i] = string(b)
@@ -190,10 +176,6 @@ func scanAll(t *testing.T, q *Queries, text string, args ...any) [][]any {
 				v[i] = tm.UnixMicro()
 			}
 		}
-		out = append(out, v)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
 	}
 	return out
 }
