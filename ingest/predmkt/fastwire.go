@@ -292,7 +292,7 @@ var (
 	msgFields = []string{"event_type", "asset_id", "market", "timestamp", "bids", "asks", "buys", "sells", "changes",
 		"price_changes", "price", "side", "size", "best_bid", "best_ask", "new_tick_size",
 		"question", "slug", "condition_id", "assets_ids", "outcomes", "tags", "winning_asset_id", "winning_outcome",
-		"event_message", "status"}
+		"event_message", "status", "last_seq"}
 )
 
 func (w *wire) levels(out *[]wsLevel) bool {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -274,7 +275,7 @@ func (r *Recorder) writer(segs chan<- string) error {
 		pending = map[string]bool{} // tokens waiting for their first book after a gap
 		buf     []byte
 		gapped  bool
-		tape    = NewTape() // replays the books, for the book_state lines of each segment
+		tape    = NewTape() // replays the books and seq, for the book_state lines of each segment
 	)
 	closeSeg := func() error {
 		if f == nil {
@@ -297,10 +298,22 @@ func (r *Recorder) writer(segs chan<- string) error {
 		rot := r.cfg.Rotate.Milliseconds()
 		start := local / rot * rot
 		segEnd = start + rot
-		name = filepath.Join(r.cfg.CaptureDir, fmt.Sprintf("market-%s-%d.jsonl",
+		base := filepath.Join(r.cfg.CaptureDir, fmt.Sprintf("market-%s-%d",
 			time.UnixMilli(start).UTC().Format("20060102T150405"), local))
+		// A segment closed on the clock while lines of its last millisecond were still
+		// queued is followed by one that begins in the same millisecond: it takes the
+		// next free "_N" name, which sorts after the first ('_' after '.').
 		var err error
-		f, err = os.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		for n := 0; ; n++ {
+			name = base + ".jsonl"
+			if n > 0 {
+				name = fmt.Sprintf("%s_%d.jsonl", base, n)
+			}
+			f, err = os.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+			if !errors.Is(err, fs.ErrExist) {
+				break
+			}
+		}
 		if err != nil {
 			return err
 		}
@@ -345,7 +358,13 @@ func (r *Recorder) writer(segs chan<- string) error {
 	marker := func(local int64, status string, assets []string) error {
 		b, _ := json.Marshal(map[string]any{"event_type": "status", "status": status, "assets_ids": assets,
 			"timestamp": strconv.FormatInt(local, 10)})
-		return line(local, b)
+		if err := line(local, b); err != nil {
+			return err
+		}
+		// Status rows take seq numbers too: the tape counts them for the next
+		// segment's book_state lines.
+		tape.Frame(b, local, func(*Event) {}) //nolint:errcheck // a marker the recorder wrote is valid
+		return nil
 	}
 	gap := func(local int64) error {
 		for _, a := range r.cfg.Assets {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -308,5 +309,47 @@ func TestRecorderRotation(t *testing.T) {
 	}
 	if a, b := tableRows(t, whole, lake.PredmktBookEvents), tableRows(t, oneByOne, lake.PredmktBookEvents); fmt.Sprint(a) != fmt.Sprint(want) || fmt.Sprint(b) != fmt.Sprint(want) {
 		t.Errorf("recorder, whole capture and segment by segment differ")
+	}
+}
+
+// TestRecorderSplitMillisecond: when the writer closes a segment on the clock while
+// frames received in the same millisecond as its last line are still queued (a busy
+// disk), the next segment starts in that millisecond. Its book_state line carries the
+// token's last seq, so ingesting the segments one at a time numbers the events as the
+// whole capture does; without it the book took the status row's key and replaced it
+// (the CI failure of TestRecorderRotation, 41 rows of 42). Such a segment takes the
+// next free name, after the first in name order (it used to stop the recorder with
+// "file exists").
+func TestRecorderSplitMillisecond(t *testing.T) {
+	const ts = 1773050400050
+	dir := t.TempDir()
+	rec, err := NewRecorder(RecorderConfig{Root: dir, WS: "ws://127.0.0.1:1", Assets: []string{"1001"},
+		Rotate: 100 * time.Millisecond, Now: func() time.Time { return time.UnixMilli(ts + 1000) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.items <- item2{local: ts, status: StatusConnected}
+	rec.items <- item2{local: ts, frame: []byte(bookMsg("1001", ts))}
+	rec.items <- item2{local: ts, frame: []byte(tradeMsg("1001", ts))}
+	close(rec.items)
+	segs := make(chan string, 8)
+	if err := rec.writer(segs); err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for s := range segs {
+		files = append(files, s)
+	}
+	if len(files) != 3 || !sort.StringsAreSorted(files) {
+		t.Fatalf("the clock closes a segment after each line, named in order: %q", files)
+	}
+	whole, oneByOne := t.TempDir(), t.TempDir()
+	ingestOK(t, whole, files, Options{})
+	for _, f := range files {
+		ingestOK(t, oneByOne, []string{f}, Options{})
+	}
+	a, b := tableRows(t, whole, lake.PredmktBookEvents), tableRows(t, oneByOne, lake.PredmktBookEvents)
+	if len(a) != 3 || fmt.Sprint(a) != fmt.Sprint(b) {
+		t.Errorf("whole capture:\n%s\nsegment by segment:\n%s", strings.Join(a, "\n"), strings.Join(b, "\n"))
 	}
 }

@@ -129,6 +129,8 @@ type wsMsg struct {
 	} `json:"event_message"`
 	// the recorder's marker
 	Status string `json:"status"`
+	// book_state: the token's last sequence number when the segment began
+	LastSeq numText `json:"last_seq"`
 }
 
 // level is one price level of the replayed book.
@@ -340,10 +342,11 @@ func (t *Tape) applyFrame(msgs []wsMsg, local int64, emit func(*Event)) error {
 // item is one row with what apply needs beyond it: the snapshot's levels, or the
 // level, trade and best quotes of a delta.
 type item struct {
-	e    *Event
-	pb   *pendingBook
-	q    *pendingQuote
-	seed string // book_state: the token whose replayed book it carries (no row)
+	e       *Event
+	pb      *pendingBook
+	q       *pendingQuote
+	seed    string // book_state: the token whose replayed book it carries (no row)
+	lastSeq int64  // book_state: the token's last seq when the segment began (0: none)
 }
 
 type pendingBook struct {
@@ -371,15 +374,25 @@ func (t *Tape) message(m *wsMsg, local int64) ([]item, error) {
 			return nil, fmt.Errorf("%s: %v", m.EventType, err)
 		}
 		if m.EventType == "book_state" {
-			pb := &pendingBook{}
-			var err error
-			if pb.bids, err = parseLevels(m.Bids); err != nil {
-				return nil, fmt.Errorf("book_state bids: %v", err)
+			it := item{seed: m.AssetID}
+			if m.LastSeq != "" {
+				n, err := strconv.ParseInt(string(m.LastSeq), 10, 64)
+				if err != nil || n < 0 {
+					return nil, fmt.Errorf("book_state last_seq: %q is not a sequence number", m.LastSeq)
+				}
+				it.lastSeq = n
 			}
-			if pb.asks, err = parseLevels(m.Asks); err != nil {
-				return nil, fmt.Errorf("book_state asks: %v", err)
+			if m.Bids != nil || m.Asks != nil { // a token with rows but no book yet has neither
+				it.pb = &pendingBook{}
+				var err error
+				if it.pb.bids, err = parseLevels(m.Bids); err != nil {
+					return nil, fmt.Errorf("book_state bids: %v", err)
+				}
+				if it.pb.asks, err = parseLevels(m.Asks); err != nil {
+					return nil, fmt.Errorf("book_state asks: %v", err)
+				}
 			}
-			return []item{{pb: pb, seed: m.AssetID}}, nil
+			return []item{it}, nil
 		}
 		bids, asks := m.Bids, m.Asks
 		if bids == nil && asks == nil {
@@ -529,34 +542,41 @@ func newBook(pb *pendingBook) *book {
 }
 
 // seed applies a book_state line: the recorder writes, at the top of each capture
-// segment, the book it replayed so far for every token, so a segment ingested on its
-// own derives the same best quotes as the whole capture ingested in one run. It only
-// fills a token the run has no book for (in one run the state is already the same),
-// and makes no row.
+// segment, the book it replayed so far and the last sequence number for every token,
+// so a segment ingested on its own derives the same best quotes and the same seq as
+// the whole capture ingested in one run (without the seq, an event received in the
+// same millisecond as the previous segment's last one would take that row's key and
+// replace it). It only fills a token the run has no book for and never lowers the
+// counter (in one run the state is already the same), and makes no row.
 func (t *Tape) seed(it item) {
-	if s := t.state(it.seed); s.book == nil {
+	s := t.state(it.seed)
+	if s.book == nil && it.pb != nil {
 		s.book = newBook(it.pb)
 	}
+	s.lastSeq = max(s.lastSeq, it.lastSeq)
 }
 
 // BookStates returns the book_state lines (without receive time) of every token with
-// a replayed book, sorted by token.
+// a replayed book or a row, sorted by token.
 func (t *Tape) BookStates() [][]byte {
 	toks := make([]string, 0, len(t.tokens))
 	for k, s := range t.tokens {
-		if s.book != nil {
+		if s.book != nil || s.lastSeq != 0 {
 			toks = append(toks, k)
 		}
 	}
 	sort.Strings(toks)
 	out := make([][]byte, 0, len(toks))
 	for _, k := range toks {
-		bk := t.tokens[k].book
+		st := t.tokens[k]
 		var b bytes.Buffer
-		b.WriteString(`{"event_type":"book_state","asset_id":"` + k + `","bids":`)
-		writeLevels(&b, bk.bids, true)
-		b.WriteString(`,"asks":`)
-		writeLevels(&b, bk.asks, false)
+		b.WriteString(`{"event_type":"book_state","asset_id":"` + k + `","last_seq":"` + strconv.FormatInt(st.lastSeq, 10) + `"`)
+		if bk := st.book; bk != nil {
+			b.WriteString(`,"bids":`)
+			writeLevels(&b, bk.bids, true)
+			b.WriteString(`,"asks":`)
+			writeLevels(&b, bk.asks, false)
+		}
 		b.WriteString(`}`)
 		out = append(out, b.Bytes())
 	}

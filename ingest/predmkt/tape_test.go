@@ -344,20 +344,43 @@ func TestCategoryAndFamily(t *testing.T) {
 
 // TestBookStateSeeds: a book_state line (the recorder's, at the top of a segment)
 // gives a token with no book its replayed book and makes no row; a token that has one
-// keeps it; BookStates writes what it reads back.
+// keeps it; its last_seq raises the token's seq counter (never lowers it), so an event
+// in the same millisecond as the previous segment's last one does not take that row's
+// key; a token with rows but no book gets a line without bids and asks, which seeds
+// no book; BookStates writes what it reads back.
 func TestBookStateSeeds(t *testing.T) {
-	state := `5 {"event_type":"book_state","asset_id":"7","bids":[{"price":"0.45","size":"12.5"}],"asks":[{"price":"0.5","size":"3"}]}`
+	state := `5 {"event_type":"book_state","asset_id":"7","last_seq":"6000","bids":[{"price":"0.45","size":"12.5"}],"asks":[{"price":"0.5","size":"3"}]}`
 	trade := `6 {"event_type":"last_trade_price","asset_id":"7","timestamp":"6","price":"0.50","side":"BUY","size":"1"}`
 	tp, evs, errs := run(t, state, trade)
 	if len(errs) > 0 || len(evs) != 1 || evs[0].BestBid != 0.45 || evs[0].BestAsk != 0.5 {
 		t.Fatalf("seeded: %v %+v", errs, evs)
 	}
-	if got := string(tp.BookStates()[0]); got != `{"event_type":"book_state","asset_id":"7","bids":[{"price":"0.45","size":"12.5"}],"asks":[{"price":"0.5","size":"2"}]}` {
+	if evs[0].Seq != 6001 {
+		t.Errorf("seq after last_seq 6000 in the same millisecond: %d, want 6001", evs[0].Seq)
+	}
+	if got := string(tp.BookStates()[0]); got != `{"event_type":"book_state","asset_id":"7","last_seq":"6001","bids":[{"price":"0.45","size":"12.5"}],"asks":[{"price":"0.5","size":"2"}]}` {
 		t.Fatalf("BookStates %s", got)
 	}
 	book := `4 {"event_type":"book","asset_id":"7","timestamp":"4","bids":[{"price":"0.30","size":"1"}],"asks":[{"price":"0.70","size":"1"}]}`
 	_, evs, _ = run(t, book, state, trade)
 	if len(evs) != 2 || evs[1].BestBid != 0.3 || evs[1].BestAsk != 0.7 {
 		t.Fatalf("a token with a book must keep it: %+v", evs)
+	}
+	late := `9 {"event_type":"last_trade_price","asset_id":"7","timestamp":"9","price":"0.50","side":"BUY","size":"1"}`
+	if _, evs, _ = run(t, late, state, trade); len(evs) != 2 || evs[1].Seq != 9001 {
+		t.Errorf("a last_seq below the counter must not lower it: %+v", evs)
+	}
+	status := `3 {"event_type":"status","status":"connected","assets_ids":["8"],"timestamp":"3"}`
+	tp, _, _ = run(t, status)
+	got := tp.BookStates()
+	if len(got) != 1 || string(got[0]) != `{"event_type":"book_state","asset_id":"8","last_seq":"3000"}` {
+		t.Fatalf("a token with a row and no book: %q", got)
+	}
+	_, evs, errs = run(t, "3 "+string(got[0]), `3 {"event_type":"last_trade_price","asset_id":"8","timestamp":"3","price":"0.50","side":"BUY","size":"1"}`)
+	if len(errs) > 0 || len(evs) != 1 || evs[0].Seq != 3001 || evs[0].BestBid != 0 || evs[0].BestAsk != 0 {
+		t.Errorf("a book_state without levels seeds the seq and no book: %v %+v", errs, evs)
+	}
+	if _, _, errs = run(t, `3 {"event_type":"book_state","asset_id":"8","last_seq":"x"}`); len(errs) != 1 {
+		t.Errorf("a bad last_seq must be rejected: %v", errs)
 	}
 }
