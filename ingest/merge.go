@@ -14,6 +14,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
@@ -31,13 +32,14 @@ import (
 // rows do not touch are never read or written. Ingesting the same rows twice changes
 // nothing.
 type Stage struct {
-	root   string
-	tmp    string // the lake's .tmp/ingest: bulk files and DuckDB's spill
-	db     *sql.DB
-	conn   *sql.Conn
-	tables map[string]*staged
-	keys   map[string][]string // keys declared by Key, by table name
-	seq    int64
+	closeOnce sync.Once // Close ends the stage's raised GC target once (gc.go)
+	root      string
+	tmp       string // the lake's .tmp/ingest: bulk files and DuckDB's spill
+	db        *sql.DB
+	conn      *sql.Conn
+	tables    map[string]*staged
+	keys      map[string][]string // keys declared by Key, by table name
+	seq       int64
 	// Rows are formatted by a writer goroutine (stage_writer.go): cur is the batch
 	// being filled, work feeds the writer. The connection is used by the writer (the
 	// appender), or by others only after sync. The fields below werr belong to the
@@ -105,6 +107,7 @@ func NewStage(ctx context.Context, root string) (*Stage, error) {
 		db.Close()
 		return nil, err
 	}
+	bulkGCStart()
 	return &Stage{root: root, tmp: tmp, db: db, conn: conn, tables: map[string]*staged{}, keys: map[string][]string{},
 		free: make(chan *stageBatch, 16), arrowMax: arrowBudget,
 		marks: map[int64]map[*partFile]filePos{}}, nil
@@ -125,6 +128,7 @@ func (s *Stage) SetArrowBudget(n int64) {
 
 // Close releases the stage (staged rows not merged are dropped).
 func (s *Stage) Close() error {
+	s.closeOnce.Do(bulkGCEnd)
 	s.stop()
 	for _, st := range s.tables {
 		if st.app != nil {

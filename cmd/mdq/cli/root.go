@@ -9,9 +9,12 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"mdq/query"
 )
 
 // Config holds the flags shared by every command.
@@ -35,6 +38,14 @@ func (c *Config) Validate() error {
 		return err
 	}
 	c.Memory = m
+	// The Go side of the budget holds from the first line of every command, not only
+	// once a command opens a store: an ingest stages with the collector's target raised
+	// (ingest/gc.go), and this soft limit is what keeps its heap within the budget.
+	total := m
+	if total <= 0 {
+		total = query.DefaultMemoryLimit()
+	}
+	debug.SetMemoryLimit(total - int64(float64(total)*query.MemoryDuckDBShare))
 	return nil
 }
 
