@@ -40,3 +40,21 @@ func TestValidateSetsGoMemoryLimit(t *testing.T) {
 		t.Errorf("a refused --memory-limit changed the Go limit from %d to %d", before, got)
 	}
 }
+
+// TestServeSetsGCTarget: serve runs the Go collector at ServeGCPercent (the heap stops
+// at 1.5 times its live set, which keeps the large lake's peak RSS under 4 GB), unless
+// GOGC is set in the environment.
+func TestServeSetsGCTarget(t *testing.T) {
+	prev := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(prev)
+	t.Setenv("GOGC", "")
+	cli.ServeGC()
+	if got := debug.SetGCPercent(100); got != cli.ServeGCPercent {
+		t.Errorf("serve's GC target %d, want %d", got, cli.ServeGCPercent)
+	}
+	t.Setenv("GOGC", "200")
+	cli.ServeGC()
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("GOGC set: the GC target changed to %d", got)
+	}
+}
