@@ -180,10 +180,11 @@ var ShutdownGrace = 10 * time.Second
 
 // serveGCPercent is the Go collector's target while serving. The server's live Go heap
 // is steady (about 0.9 GB at large: the hour's boards read back, the bounded caches),
-// and at the default 100 the heap grows to twice that between collections; beside
-// DuckDB's buffers that took the large lake's RSS to 4.2 to 4.4 GB under 16-connection
-// load. At 50 the heap stops at 1.5 times the live set (peak RSS 3.9 GB in the same
-// benchmark) for a collector that costs 1 to 2% of the CPU at 100 (docs/PERFORMANCE.md).
+// and at the default 100 the heap grows to twice that between collections. At 50 it
+// stops at 1.5 times the live set, for a collector that costs 1 to 2% of the CPU at
+// 100: under 16-connection load on the large lake the steady RSS fell from 3.3-3.5 GB
+// to 2.9 GB and the peaks from 4.2-4.4 to 3.9-4.1 GB (docs/PERFORMANCE.md; the peaks
+// that remain are bursts of DuckDB work, not the Go heap).
 // GOGC set in the environment is the operator's choice and is left alone.
 const serveGCPercent = 50
 
