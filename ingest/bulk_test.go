@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"mdq/internal/sqlrows"
 	"mdq/lake"
 )
 
@@ -26,20 +27,8 @@ func readRows(t *testing.T, file, order string) [][]any {
 		t.Fatal(err)
 	}
 	defer rows.Close()
-	cols, _ := rows.Columns()
-	var out [][]any
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, vals)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := sqlrows.All(rows)
+	if err != nil {
 		t.Fatal(err)
 	}
 	return out

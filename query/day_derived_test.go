@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"mdq/internal/sqlrows"
 	"mdq/internal/testlake"
 	"mdq/lake"
 	"mdq/query"
@@ -44,17 +45,12 @@ func allRows(t *testing.T, db query.DBTX, text string, args ...any) []string {
 		t.Fatal(err)
 	}
 	defer rows.Close()
-	cols, _ := rows.Columns()
+	all, err := sqlrows.All(rows)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var out []string
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
+	for _, vals := range all {
 		var b strings.Builder
 		for i, v := range vals {
 			if i > 0 {
@@ -63,9 +59,6 @@ func allRows(t *testing.T, db query.DBTX, text string, args ...any) []string {
 			fmt.Fprintf(&b, "%T:%v", v, v)
 		}
 		out = append(out, b.String())
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
 	}
 	return out
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"mdq/internal/sqlrows"
 	"mdq/internal/testlake"
 	"mdq/lake"
 	"mdq/query"
@@ -44,25 +45,17 @@ func queryRows(t *testing.T, q *query.Queries, file, text string, args ...any) [
 		t.Fatalf("%s: %v", file, err)
 	}
 	defer rows.Close()
-	cols, _ := rows.Columns()
-	var out [][]string
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
-		row := make([]string, len(cols))
+	all, err := sqlrows.All(rows)
+	if err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	out := make([][]string, 0, len(all))
+	for _, vals := range all {
+		row := make([]string, len(vals))
 		for i, v := range vals {
 			row[i] = fmt.Sprintf("%#v", v)
 		}
 		out = append(out, row)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
 	}
 	return out
 }
