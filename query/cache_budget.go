@@ -18,7 +18,10 @@ const CacheShare = 0.25
 
 // cacheShares splits CacheShare between the registered caches (by name).
 var cacheShares = map[string]float64{
-	"onchain_balance_tokens": 1,
+	"onchain_balance_tokens": 0.75,
+	// An hour of the large lake's labels is about 1.5 MB (20,000 wallets); a
+	// liquidations page spans about 16 hours.
+	hourLabelsCache: 0.25,
 }
 
 // cacheLimit is the byte limit of the named cache under this store's budget.

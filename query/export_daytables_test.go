@@ -2,8 +2,11 @@ package query
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
+	"time"
 )
 
 // Test hooks: the date plans the market list and the liquidations page pass their SQL.
@@ -41,13 +44,34 @@ func (q *Queries) LiquidationDaysPlanForTest() (days, raw, desc string, err erro
 	return days, raw, "days " + d + " raw " + r, err
 }
 
-func (q *Queries) LiquidationDatesForTest(ctx context.Context, args []any) ([]any, error) {
-	d, err := q.liquidationDates(ctx, args)
+// LiquidationPageForTest is the liquidations route's page before its JSON: args are
+// liquidations_scan.sql's (filters, keyset, limit, today's snapshot, the newest hour
+// labelled), days and raw the files liquidations.sql reads. Each row has the scan's
+// columns: time, wallet, coin, side, size, usd, mark, tid, the hourly size and pnl
+// labels, whether the hour had one, today's size and pnl labels.
+func (q *Queries) LiquidationPageForTest(ctx context.Context, args []any, days, raw string) ([][]any, error) {
+	rows, err := q.liquidationRows(ctx, append(slices.Clone(args[:9]), days, raw))
 	if err != nil {
 		return nil, err
 	}
-	files, err := q.labelFiles(d.dates)
-	return []any{files, d.from, d.to}, err
+	if err := q.liquidationLabels(ctx, rows, args[9], args[10].(time.Time)); err != nil {
+		return nil, err
+	}
+	val := func(s sql.NullString) any {
+		if !s.Valid {
+			return nil
+		}
+		return s.String
+	}
+	out := make([][]any, len(rows))
+	for i, r := range rows {
+		var mark any
+		if r.mark.Valid {
+			mark = r.mark.Float64
+		}
+		out[i] = []any{r.t, r.wallet, r.coin, r.side, r.sz, r.usd, mark, r.tid, val(r.hs), val(r.hp), r.pit, val(r.cs), val(r.cp)}
+	}
+	return out, nil
 }
 
 // DayFilesFresh is how long a store keeps its listing of the source partitions.

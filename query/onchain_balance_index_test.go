@@ -109,7 +109,7 @@ func TestBalanceTokenCacheBoundedByBudget(t *testing.T) {
 	if x == nil {
 		t.Fatal("no balances path built")
 	}
-	if got, want := q.cacheLimit("onchain_balance_tokens"), int64(float64(q.budget.Go)*CacheShare); got != want || want <= 0 || want > q.budget.Go {
+	if got, want := q.cacheLimit("onchain_balance_tokens"), int64(float64(q.budget.Go)*CacheShare*cacheShares["onchain_balance_tokens"]); got != want || want <= 0 || want > q.budget.Go {
 		t.Fatalf("token cache limit %d, want %d of a Go budget of %d", got, want, q.budget.Go)
 	}
 	var found bool

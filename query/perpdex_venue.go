@@ -3,8 +3,6 @@ package query
 import (
 	"context"
 	"database/sql"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -16,6 +14,7 @@ import (
 
 var (
 	perpdexLiquidationsSQL = sqlfiles.MustRead("perpdex/liquidations.sql")
+	perpdexCohortsOfSQL    = sqlfiles.MustRead("perpdex/cohorts_of.sql")
 	perpdexStatsSQL        = sqlfiles.MustRead("perpdex/stats.sql")
 	perpdexStatsMoreSQL    = sqlfiles.MustRead("perpdex/stats_more.sql")
 	// perpdexMatchSQL is the single-statement answer of positions/match over the raw
@@ -126,82 +125,155 @@ func (q *Queries) PerpdexLiquidations(ctx context.Context, p PerpdexLiquidations
 		return page, &StoreError{Op: "perpdex liquidations", Err: err}
 	}
 	args := []any{pdNullStr(p.Coin), pdNullStr(p.Wallet), p.Start, p.End,
-		pdNullStr(p.Direction), aT, aTid, aW, p.Limit + 1, lab.current, lab.hourlyUntil, "", rawFiles}
+		pdNullStr(p.Direction), aT, aTid, aW, p.Limit + 1, "", rawFiles}
 	// The newest published days that can hold the page first: when they give a full page
 	// whose oldest row is newer than every day left out, the page is the one all days
-	// give; otherwise (filters leave too few rows, or days overlap) every day is read.
-	newest, rest := newestLiquidationDays(pub, len(rawDates) == 0, p.Start.UnixMicro(), upper.UnixMicro(), p.Limit+1)
-	var labelDates liqSpan
+	// give. Otherwise (a cursor's page lies below many of those days' rows, filters
+	// leave too few) twice as many rows' worth of days, then four times, then every day
+	// (each pass opens one small file per day: every day of the large lake costs 25 ms).
+	var rows []liqRow
 	exact := false
-	if newest != nil {
-		if args[11], err = q.liquidationFiles(newest, nil); err != nil {
+	for need := p.Limit + 1; !exact && need <= 4*(p.Limit+1); need *= 2 {
+		newest, rest := newestLiquidationDays(pub, len(rawDates) == 0, p.Start.UnixMicro(), upper.UnixMicro(), need)
+		if newest == nil {
+			break
+		}
+		if args[liqArgFiles], err = q.liquidationFiles(newest, nil); err != nil {
 			return page, &StoreError{Op: "perpdex liquidations", Err: err}
 		}
-		labelDates, err = q.liquidationDates(ctx, args)
-		if err != nil {
+		if rows, err = q.liquidationRows(ctx, args); err != nil {
 			return page, err
 		}
-		exact = labelDates.n == p.Limit+1
+		exact = len(rows) == p.Limit+1
 		for _, d := range rest {
-			if pub[d].Last >= labelDates.oldest.UnixMicro() {
+			if exact && pub[d].Last >= rows[len(rows)-1].t.UnixMicro() {
 				exact = false
 			}
 		}
+		if len(rest) == 0 {
+			// Every day that can hold the page was read: the page is what it gave.
+			exact = true
+		}
 	}
 	if !exact {
-		if args[11], err = q.liquidationFiles(all, nil); err != nil {
+		if args[liqArgFiles], err = q.liquidationFiles(all, nil); err != nil {
 			return page, &StoreError{Op: "perpdex liquidations", Err: err}
 		}
-		if labelDates, err = q.liquidationDates(ctx, args); err != nil {
+		if rows, err = q.liquidationRows(ctx, args); err != nil {
 			return page, err
 		}
 	}
-	labelFiles, err := q.labelFiles(labelDates.dates)
-	if err != nil {
-		return page, &StoreError{Op: "perpdex liquidations", Err: err}
+	if len(rows) > p.Limit {
+		last := rows[p.Limit-1]
+		page.Next = &LiquidationKey{last.t, last.tid, last.wallet}
+		rows = rows[:p.Limit]
 	}
-	rows, err := q.db.QueryContext(ctx, perpdexLiquidationsSQL, append(args, labelFiles, labelDates.from, labelDates.to)...)
-	if err != nil {
-		return page, wrap(ctx, "perpdex liquidations", err)
+	if err := q.liquidationLabels(ctx, rows, lab.current, lab.hourlyUntil); err != nil {
+		return page, err
 	}
-	defer rows.Close()
-	var last LiquidationKey
-	for rows.Next() {
-		var (
-			r      LiquidationRow
-			t      time.Time
-			tid    int64
-			mark   sql.NullFloat64
-			hs, hp sql.NullString
-			pit    bool
-			cs, cp sql.NullString
-		)
-		if err := rows.Scan(&t, &r.Wallet, &r.Asset, &r.Side, &r.SizeToken, &r.SizeUsd, &mark, &tid, &hs, &hp, &pit, &cs, &cp); err != nil {
-			return page, wrap(ctx, "perpdex liquidations", err)
-		}
-		if len(page.Liquidations) == p.Limit {
-			page.Next = &last
-			break
-		}
-		r.LiqTS = ISOMicrosOffset(t)
-		r.SizeUsd, r.MarkPrice = Round(r.SizeUsd, 2), mark.Float64
+	for _, x := range rows {
+		r := LiquidationRow{LiqTS: ISOMicrosOffset(x.t), Wallet: x.wallet, Asset: x.coin, Side: x.side,
+			SizeToken: x.sz, SizeUsd: Round(x.usd, 2), MarkPrice: x.mark.Float64}
 		basis := ""
 		switch {
-		case pit:
+		case x.pit:
 			basis = "point_in_time"
-			r.SizeCohort, r.PnlCohort = nullable(hs), nullable(hp)
-		case cs.Valid || cp.Valid:
+			r.SizeCohort, r.PnlCohort = nullable(x.hs), nullable(x.hp)
+		case x.cs.Valid || x.cp.Valid:
 			basis = "current"
-			r.SizeCohort, r.PnlCohort = nullable(cs), nullable(cp)
+			r.SizeCohort, r.PnlCohort = nullable(x.cs), nullable(x.cp)
 			page.LabelComputed.Lookahead = true
 		}
 		if basis != "" {
 			r.PnlCohortBasis = &basis
 		}
 		page.Liquidations = append(page.Liquidations, r)
-		last = LiquidationKey{t, tid, r.Wallet}
 	}
-	return page, wrap(ctx, "perpdex liquidations", rows.Err())
+	return page, nil
+}
+
+// liqRow is one row of liquidations.sql and, once liquidationLabels has run, today's
+// labels of its wallet (cs, cp) and the label of its hour (pit when the hour has a row
+// for the wallet).
+type liqRow struct {
+	t                  time.Time
+	wallet, coin, side string
+	sz, usd            float64
+	mark               sql.NullFloat64
+	tid                int64
+	cs, cp             sql.NullString
+	hs, hp             sql.NullString
+	pit                bool
+}
+
+// liquidationRows runs liquidations.sql (at most limit+1 rows, newest first, unlabelled).
+func (q *Queries) liquidationRows(ctx context.Context, args []any) ([]liqRow, error) {
+	const op = "perpdex liquidations"
+	rows, err := q.db.QueryContext(ctx, perpdexLiquidationsSQL, args...)
+	if err != nil {
+		return nil, wrap(ctx, op, err)
+	}
+	defer rows.Close()
+	var out []liqRow
+	for rows.Next() {
+		var x liqRow
+		if err := rows.Scan(&x.t, &x.wallet, &x.coin, &x.side, &x.sz, &x.usd, &x.mark, &x.tid); err != nil {
+			return nil, wrap(ctx, op, err)
+		}
+		out = append(out, x)
+	}
+	return out, wrap(ctx, op, rows.Err())
+}
+
+// liquidationLabels gives each row today's labels of its wallet from the snapshot
+// current (nil: none) and the label published for its wallet at the start of its UTC
+// hour, for the hours labelled by the clock (until, the newest hour labelled): what
+// liquidations.sql joined before (query/testdata/liquidations_scan.sql still does, as
+// the test oracle).
+func (q *Queries) liquidationLabels(ctx context.Context, rows []liqRow, current any, until time.Time) error {
+	const op = "perpdex liquidations"
+	var pairs []hourWallet
+	var wallets []string
+	for _, r := range rows {
+		if h := r.t.UTC().Truncate(time.Hour); !h.After(until) {
+			pairs = append(pairs, hourWallet{h, r.wallet})
+		}
+		if !slices.Contains(wallets, r.wallet) {
+			wallets = append(wallets, r.wallet)
+		}
+	}
+	type label struct{ size, pnl sql.NullString }
+	cur := map[string]label{}
+	if current != nil && len(wallets) > 0 {
+		res, err := q.db.QueryContext(ctx, perpdexCohortsOfSQL, current, strings.Join(wallets, ","))
+		if err != nil {
+			return wrap(ctx, op, err)
+		}
+		defer res.Close()
+		for res.Next() {
+			var w string
+			var l label
+			if err := res.Scan(&w, &l.size, &l.pnl); err != nil {
+				return wrap(ctx, op, err)
+			}
+			cur[w] = l
+		}
+		if err := res.Err(); err != nil {
+			return wrap(ctx, op, err)
+		}
+	}
+	labels, err := q.perpdexHourLabels(ctx, pairs)
+	if err != nil {
+		return err
+	}
+	for i := range rows {
+		r := &rows[i]
+		l := cur[r.wallet]
+		r.cs, r.cp = l.size, l.pnl
+		h := labels[hourWallet{r.t.UTC().Truncate(time.Hour), r.wallet}]
+		r.hs, r.hp, r.pit = h.size, h.pnl, h.ok
+	}
+	return nil
 }
 
 func nullable(s sql.NullString) *string {
@@ -436,70 +508,9 @@ func newestLiquidationDays(pub map[string]daySource, ok bool, start, upper int64
 	return nil, nil
 }
 
-// liqArgCurrent is the index in liquidations.sql's arguments of the snapshot of
-// today's labels ($10).
-const liqArgCurrent = 9
-
-// liqSpan is what the unlabelled run of a page tells the labelled one: the UTC dates
-// of its rows (comma-separated) and the first and last hour (NULL without rows), with
-// the oldest row's time and the rows' count.
-type liqSpan struct {
-	dates    string
-	from, to any
-	oldest   time.Time
-	n        int
-}
-
-// liquidationDates runs liquidations.sql with no labels (no hourly-label file and no
-// snapshot of today's labels: a LEFT JOIN keeps the page's rows and their order
-// whatever it finds, so the rows are the labelled run's) and returns the page's span:
-// the label partitions and hours the labelled run reads. Joining today's labels here
-// read every wallet's label once more per page for nothing.
-func (q *Queries) liquidationDates(ctx context.Context, args []any) (liqSpan, error) {
-	const op = "perpdex liquidations"
-	var sp liqSpan
-	none, err := q.fileList(lake.PerpdexCohortsHourly, nil)
-	if err != nil {
-		return sp, &StoreError{Op: op, Err: err}
-	}
-	args = slices.Clone(args)
-	args[liqArgCurrent] = nil
-	rows, err := q.db.QueryContext(ctx, perpdexLiquidationsSQL, append(args, none, nil, nil)...)
-	if err != nil {
-		return sp, wrap(ctx, op, err)
-	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return sp, wrap(ctx, op, err)
-	}
-	vals := make([]any, len(cols))
-	for i := range vals {
-		vals[i] = new(any)
-	}
-	var t time.Time
-	vals[0] = &t
-	var dates []string
-	var first, last time.Time
-	for rows.Next() {
-		if err := rows.Scan(vals...); err != nil {
-			return sp, wrap(ctx, op, err)
-		}
-		if sp.n == 0 {
-			last = t
-		}
-		sp.n++
-		first, sp.oldest = t, t
-		if d := t.UTC().Format("2006-01-02"); !slices.Contains(dates, d) {
-			dates = append(dates, d)
-		}
-	}
-	if sp.n > 0 {
-		sp.from, sp.to = first.UTC().Truncate(time.Hour), last.UTC().Truncate(time.Hour)
-	}
-	sp.dates = strings.Join(dates, ",")
-	return sp, wrap(ctx, op, rows.Err())
-}
+// liqArgFiles is the index in liquidations.sql's arguments of the perpdex_liquidations
+// files read ($10).
+const liqArgFiles = 9
 
 // liquidationFiles is the file list liquidations.sql reads for the given dates of
 // perpdex_liquidations (published) or, with published nil, of perpdex_fills (raw).
@@ -522,24 +533,4 @@ func (q *Queries) liquidationFiles(published, raw []string) (string, error) {
 		}
 	}
 	return q.fileList(lake.PerpdexFills, files)
-}
-
-// labelFiles is the file list of the perpdex_cohorts_hourly partitions of the given
-// dates (comma-separated) that exist: a date with no hourly labels has none.
-func (q *Queries) labelFiles(dates string) (string, error) {
-	var files []string
-	for _, d := range strings.Split(dates, ",") {
-		if d == "" {
-			continue
-		}
-		rel, err := lake.PerpdexCohortsHourly.Path(d)
-		if err != nil {
-			return "", err
-		}
-		f := filepath.Join(q.dir, filepath.FromSlash(rel))
-		if _, err := os.Stat(f); err == nil {
-			files = append(files, f)
-		}
-	}
-	return q.fileList(lake.PerpdexCohortsHourly, files)
 }

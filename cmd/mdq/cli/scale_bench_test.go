@@ -24,7 +24,8 @@ import (
 // MDQ_SCALE_SECONDS (default 30) while sampling the process's resident set every
 // second, and reports the peak RSS, requests per second and errors. With
 // MDQ_SCALE_CURVE=FILE it writes the RSS curve (seconds since start, MB) as CSV.
-// MDQ_SCALE_MEMORY passes --memory-limit. Bounded in time; binds loopback only.
+// MDQ_SCALE_MEMORY passes --memory-limit; MDQ_SCALE_LOG=FILE keeps the server's log;
+// MDQ_SCALE_ARGS adds serve flags (e.g. --log-level debug). Bounded in time; binds loopback only.
 func BenchmarkServeScale(b *testing.B) {
 	dir := testlake.Bench(b)
 	secs := 30
@@ -45,6 +46,7 @@ func BenchmarkServeScale(b *testing.B) {
 		if m := os.Getenv("MDQ_SCALE_MEMORY"); m != "" {
 			extra = append(extra, "--memory-limit", m)
 		}
+		extra = append(extra, strings.Fields(os.Getenv("MDQ_SCALE_ARGS"))...)
 		start := time.Now()
 		cmd, base := startServeArgs(b, dir, &stderr, extra...)
 		pid := cmd.Process.Pid
@@ -154,6 +156,11 @@ func BenchmarkServeScale(b *testing.B) {
 		b.ReportMetric(float64(bad.Load()), "errors")
 		if p := os.Getenv("MDQ_SCALE_CURVE"); p != "" {
 			os.WriteFile(p, []byte("seconds,rss_mb\n"+strings.Join(curve, "\n")+"\n"), 0o644) //nolint:errcheck
+		}
+		// The server's whole log (every request line, and the background work's lines at
+		// MDQ_LOG_LEVEL=debug), to line the RSS curve up with what ran.
+		if p := os.Getenv("MDQ_SCALE_LOG"); p != "" {
+			os.WriteFile(p, stderr.Bytes(), 0o644) //nolint:errcheck
 		}
 	}
 }
