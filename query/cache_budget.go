@@ -18,10 +18,11 @@ const CacheShare = 0.25
 
 // cacheShares splits CacheShare between the registered caches (by name).
 var cacheShares = map[string]float64{
-	"onchain_balance_tokens": 0.75,
-	// An hour of the large lake's labels is about 1.5 MB (20,000 wallets); a
-	// liquidations page spans about 16 hours.
-	hourLabelsCache: 0.25,
+	"onchain_balance_tokens": 0.5,
+	// One (hour, wallet) label is about 250 bytes; a liquidations page needs 100.
+	hourLabelsCache: 0.1,
+	// A day of the large lake's trades is about 5 MB compact; a 48-hour window needs 3.
+	smartDaysCache: 0.4,
 }
 
 // cacheLimit is the byte limit of the named cache under this store's budget.

@@ -1,0 +1,399 @@
+package query
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"mdq/lake"
+	sqlfiles "mdq/sql"
+)
+
+// smart_money from compact days. The cohort (3,300 wallets of the large lake) makes
+// half of a day's fills (96,000 of the 186,000 a 24-hour window reads), so the SQL's
+// work per request is inherent: 60 ms of DuckDB for the default window. A trades file
+// never changes once written (a new version is a new file signature), so each date's
+// fills are read once per version into a compact columnar day (smart_day.sql: sorted by
+// market, wallet and time; integer micro-units rounded by DuckDB exactly as the SQL
+// rounds them), kept in a byte-bounded LRU (cache_budget.go), and a request walks the
+// window's days in Go. smart_money_flows.sql and smart_money_buys.sql stay the
+// definition: TestSmartMoneyDaysAnswerAsTheSQL compares the two row for row, and the
+// route uses the SQL for windows over more than smartDaysMax dates, for a day with a
+// NULL where the SQL would skip a row, and when the market or token table repeats a
+// market (the SQL's join would count its fills twice).
+
+var (
+	predmktSmartDaySQL     = sqlfiles.MustRead("predmkt/smart_day.sql")
+	predmktSmartMarketsSQL = sqlfiles.MustRead("predmkt/smart_markets.sql")
+)
+
+// smartDaysCache is the registered name (and share) of the cache.
+const smartDaysCache = "predmkt_smart_days"
+
+// smartDaysMax is the most dates a window may touch for the Go path: 48 hours touch
+// three. Longer windows (up to 720 hours) read every fill of their dates once per
+// request either way, and would push the newest days out of the cache.
+const smartDaysMax = 3
+
+// smartDay is one trades file's fills, sorted by market, wallet and ts.
+type smartDay struct {
+	market, wallet, token []int32 // indexes into markets, wallets (sorted), tokens
+	outcome               []int8
+	side                  []byte // 'B' BUY, 'S' SELL, 0 other
+	ts, usd, size         []int64
+	markets, wallets      []string
+	tokens                []string
+	exact                 bool // no NULL the SQL would treat apart
+}
+
+func (d *smartDay) bytes() int64 {
+	n := int64(len(d.ts)) * (3*4 + 1 + 1 + 3*8)
+	for _, l := range [][]string{d.markets, d.wallets, d.tokens} {
+		for _, s := range l {
+			n += int64(len(s)) + 16
+		}
+	}
+	return n + 256
+}
+
+// smartMarket is what the SQL joins from predmkt_markets and predmkt_tokens.
+type smartMarket struct {
+	title, slug, category string
+	yes                   *string
+}
+
+// smartMarkets is the market table as the SQL joins it; unique is false when a market
+// (or its first outcome token) appears twice, or a market has no title, slug or
+// category (the SQL path's answer, or error, stands then).
+type smartMarkets struct {
+	byID   map[string]*smartMarket
+	unique bool
+	size   int64
+}
+
+type smartDaysState struct {
+	once sync.Once
+	lru  *byteLRU[string, any] // file signature -> *smartDay; markets signature -> *smartMarkets
+}
+
+type smartDaysStateKey struct{}
+
+func (q *Queries) smartDaysLRU() *byteLRU[string, any] {
+	v, _ := q.ext.LoadOrStore(smartDaysStateKey{}, &smartDaysState{})
+	st := v.(*smartDaysState)
+	st.once.Do(func() {
+		st.lru = newByteLRU[string, any](smartDaysCache, q.cacheLimit(smartDaysCache))
+		q.registerCache(smartDaysCache, st.lru)
+	})
+	return st.lru
+}
+
+// smartInputs are a request's days and markets, or ok false when the route must use
+// the SQL.
+func (q *Queries) smartInputs(ctx context.Context, lo, hi string) (days []*smartDay, mk *smartMarkets, ok bool, err error) {
+	const op = "predmkt smart_money"
+	l, err1 := time.Parse(time.DateOnly, lo)
+	h, err2 := time.Parse(time.DateOnly, hi)
+	if err1 != nil || err2 != nil || h.Sub(l) >= smartDaysMax*24*time.Hour {
+		return nil, nil, false, nil
+	}
+	lru := q.smartDaysLRU()
+	if mk, err = q.smartMarketTable(ctx, lru); err != nil || !mk.unique {
+		return nil, nil, false, err
+	}
+	parts, err := q.cachedDatePartitions(lake.PredmktTrades)
+	if err != nil {
+		return nil, nil, false, &StoreError{Op: op, Err: err}
+	}
+	for d := l; !d.After(h); d = d.AddDate(0, 0, 1) {
+		f, found := parts[d.Format(time.DateOnly)]
+		if !found {
+			continue
+		}
+		key := "day|" + f.path + "|" + f.sig
+		if v, hit := lru.get(key); hit {
+			days = append(days, v.(*smartDay))
+			continue
+		}
+		day, err := q.readSmartDay(ctx, f.path)
+		if err != nil {
+			return nil, nil, false, err
+		}
+		lru.put(key, day, day.bytes())
+		days = append(days, day)
+	}
+	for _, d := range days {
+		if !d.exact {
+			return nil, nil, false, nil
+		}
+	}
+	return days, mk, true, nil
+}
+
+// smartMarketTable is the market table the SQL joins, read again when a file of
+// predmkt_markets or predmkt_tokens changed.
+func (q *Queries) smartMarketTable(ctx context.Context, lru *byteLRU[string, any]) (*smartMarkets, error) {
+	const op = "predmkt smart_money"
+	var sig strings.Builder
+	sig.WriteString("markets")
+	for _, t := range []*lake.Table{lake.PredmktMarkets, lake.PredmktTokens} {
+		files, err := t.Files(q.dir)
+		if err != nil {
+			return nil, &StoreError{Op: op, Err: err}
+		}
+		for _, f := range files {
+			st, err := os.Stat(f)
+			if err != nil {
+				return nil, &StoreError{Op: op, Err: err}
+			}
+			fmt.Fprintf(&sig, "|%s:%d:%d", f, st.Size(), st.ModTime().UnixNano())
+		}
+	}
+	if v, ok := lru.get(sig.String()); ok {
+		return v.(*smartMarkets), nil
+	}
+	rows, err := q.db.QueryContext(ctx, predmktSmartMarketsSQL)
+	if err != nil {
+		return nil, wrap(ctx, op, err)
+	}
+	defer rows.Close()
+	mk := &smartMarkets{byID: map[string]*smartMarket{}, unique: true}
+	for rows.Next() {
+		var (
+			id                         string
+			m                          smartMarket
+			title, slug, category, yes sql.NullString
+		)
+		if err := rows.Scan(&id, &title, &slug, &category, &yes); err != nil {
+			return nil, wrap(ctx, op, err)
+		}
+		m.title, m.slug, m.category = title.String, slug.String, category.String
+		if yes.Valid {
+			m.yes = &yes.String
+		}
+		if _, dup := mk.byID[id]; dup || !title.Valid || !slug.Valid || !category.Valid {
+			mk.unique = false // as the SQL would differ: the route uses it
+		}
+		mk.byID[id] = &m
+		mk.size += int64(len(id)+len(m.title)+len(m.slug)+len(m.category)+len(yes.String)) + 160
+	}
+	if err := rows.Err(); err != nil {
+		return nil, wrap(ctx, op, err)
+	}
+	lru.put(sig.String(), mk, mk.size)
+	return mk, nil
+}
+
+// readSmartDay reads one trades file into a compact day.
+func (q *Queries) readSmartDay(ctx context.Context, file string) (*smartDay, error) {
+	const op = "predmkt smart_money"
+	rows, err := q.db.QueryContext(ctx, predmktSmartDaySQL, file)
+	if err != nil {
+		return nil, wrap(ctx, op, err)
+	}
+	defer rows.Close()
+	d := &smartDay{exact: true}
+	markets, wallets, tokens := map[string]int32{}, map[string]int32{}, map[string]int32{}
+	intern := func(m map[string]int32, list *[]string, s string) int32 {
+		if i, ok := m[s]; ok {
+			return i
+		}
+		i := int32(len(*list))
+		m[s] = i
+		*list = append(*list, s)
+		return i
+	}
+	for rows.Next() {
+		var (
+			cond, wallet, side, token sql.NullString
+			outcome                   sql.NullInt64
+			ts, usd, size             int64
+			usdOK, sizeOK             bool
+		)
+		var u, s sql.NullInt64
+		if err := rows.Scan(&cond, &wallet, &outcome, &side, &ts, &u, &s, &token); err != nil {
+			return nil, wrap(ctx, op, err)
+		}
+		usd, usdOK, size, sizeOK = u.Int64, u.Valid, s.Int64, s.Valid
+		if !cond.Valid || !wallet.Valid || !outcome.Valid || !side.Valid || !usdOK || !sizeOK || !token.Valid ||
+			outcome.Int64 < -128 || outcome.Int64 > 127 {
+			d.exact = false // a NULL the SQL would skip or group apart: the route uses the SQL
+			continue
+		}
+		sd := byte(0)
+		switch side.String {
+		case "BUY":
+			sd = 'B'
+		case "SELL":
+			sd = 'S'
+		}
+		d.market = append(d.market, intern(markets, &d.markets, cond.String))
+		d.wallet = append(d.wallet, intern(wallets, &d.wallets, wallet.String))
+		d.token = append(d.token, intern(tokens, &d.tokens, token.String))
+		d.outcome = append(d.outcome, int8(outcome.Int64))
+		d.side = append(d.side, sd)
+		d.ts, d.usd, d.size = append(d.ts, ts), append(d.usd, usd), append(d.size, size)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, wrap(ctx, op, err)
+	}
+	// Wallets sorted, so a cohort's wallets are found by binary search.
+	order := make([]int32, len(d.wallets))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int { return strings.Compare(d.wallets[a], d.wallets[b]) })
+	remap := make([]int32, len(order))
+	sorted := make([]string, len(order))
+	for to, from := range order {
+		remap[from], sorted[to] = int32(to), d.wallets[from]
+	}
+	d.wallets = sorted
+	for i, w := range d.wallet {
+		d.wallet[i] = remap[w]
+	}
+	return d, nil
+}
+
+// cohortOf maps the day's wallets to their index in cohort (sorted), -1 outside it.
+func (d *smartDay) cohortOf(cohort []string) []int32 {
+	in := make([]int32, len(d.wallets))
+	for i := range in {
+		in[i] = -1
+	}
+	for ci, w := range cohort {
+		if i, ok := slices.BinarySearch(d.wallets, w); ok {
+			in[i] = int32(ci)
+		}
+	}
+	return in
+}
+
+// marketsOf maps the day's markets to the market table's rows of the category (nil:
+// absent from the table, or of another category: the SQL's join drops those fills).
+func (d *smartDay) marketsOf(mk *smartMarkets, cat string) []*smartMarket {
+	out := make([]*smartMarket, len(d.markets))
+	for i, id := range d.markets {
+		if m := mk.byID[id]; m != nil && (cat == "all" || m.category == cat) {
+			out[i] = m
+		}
+	}
+	return out
+}
+
+// distinctCount counts the distinct values of ws (cohort indexes), reordering it.
+func distinctCount(ws []int32) int64 {
+	slices.Sort(ws)
+	return int64(len(slices.Compact(ws)))
+}
+
+// smartFlowsFromDays is smart_money_flows.sql over the days: the cohort's fills in
+// [from, now] per market of the category. A day's fills are sorted by market and
+// wallet, so each (market, wallet) of a day adds its wallet once; the days' lists are
+// made distinct at the end.
+func smartFlowsFromDays(days []*smartDay, mk *smartMarkets, cat string, cohort []string, from, now int64) []smartFlowAgg {
+	type acc struct {
+		a       smartFlowAgg
+		wallets []int32
+	}
+	byMkt := map[string]*acc{}
+	for _, d := range days {
+		in, mkts := d.cohortOf(cohort), d.marketsOf(mk, cat)
+		var x *acc
+		prevM, prevW := int32(-1), int32(-1)
+		for i := range d.ts {
+			c := in[d.wallet[i]]
+			if c < 0 || d.ts[i] < from || d.ts[i] > now {
+				continue
+			}
+			mi := d.market[i]
+			m := mkts[mi]
+			if m == nil {
+				continue
+			}
+			if mi != prevM {
+				cond := d.markets[mi]
+				if x = byMkt[cond]; x == nil {
+					x = &acc{a: smartFlowAgg{cond: cond, title: m.title, slug: m.slug, yes: m.yes, last: d.ts[i]}}
+					byMkt[cond] = x
+				}
+				prevM, prevW = mi, -1
+			}
+			if c != prevW {
+				x.wallets = append(x.wallets, c)
+				prevW = c
+			}
+			switch d.side[i] {
+			case 'B':
+				x.a.buy += d.usd[i]
+			case 'S':
+				x.a.sell += d.usd[i]
+			}
+			x.a.trades++
+			x.a.last = max(x.a.last, d.ts[i])
+		}
+	}
+	out := make([]smartFlowAgg, 0, len(byMkt))
+	for _, x := range byMkt {
+		x.a.wallets = distinctCount(x.wallets)
+		out = append(out, x.a)
+	}
+	return out
+}
+
+// smartBuysFromDays is smart_money_buys.sql over the days: the cohort's buys in
+// [from, now] per market of the category and outcome.
+func smartBuysFromDays(days []*smartDay, mk *smartMarkets, cat string, cohort []string, from, now int64) []smartSide {
+	type key struct {
+		cond string
+		idx  int8
+	}
+	type acc struct {
+		s       smartSide
+		wallets []int32
+		prevW   int32 // the last wallet added in the day being walked
+	}
+	by := map[key]*acc{}
+	for _, d := range days {
+		in, mkts := d.cohortOf(cohort), d.marketsOf(mk, cat)
+		for _, x := range by {
+			x.prevW = -1
+		}
+		for i := range d.ts {
+			c := in[d.wallet[i]]
+			if d.side[i] != 'B' || c < 0 || d.ts[i] < from || d.ts[i] > now {
+				continue
+			}
+			m := mkts[d.market[i]]
+			if m == nil {
+				continue
+			}
+			cond := d.markets[d.market[i]]
+			k := key{cond, d.outcome[i]}
+			x := by[k]
+			if x == nil {
+				x = &acc{s: smartSide{cond: cond, title: m.title, slug: m.slug, idx: int(d.outcome[i]), token: d.tokens[d.token[i]], last: d.ts[i]},
+					prevW: -1}
+				by[k] = x
+			}
+			if c != x.prevW {
+				x.wallets = append(x.wallets, c)
+				x.prevW = c
+			}
+			x.s.usd += d.usd[i]
+			x.s.size += d.size[i]
+			x.s.last = max(x.s.last, d.ts[i])
+		}
+	}
+	out := make([]smartSide, 0, len(by))
+	for _, x := range by {
+		x.s.wallets = distinctCount(x.wallets)
+		out = append(out, x.s)
+	}
+	return out
+}

@@ -1,0 +1,130 @@
+package query
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"mdq/internal/testlake"
+)
+
+// TestSmartMoneyDaysAnswerAsTheSQL: smart_money's Go path over compact days gives the
+// rows smart_money_flows.sql and smart_money_buys.sql give (every field, every market
+// and outcome), for every category, windows of 1 to 48 hours at the lake's end, on
+// an hour, mid-hour and a day earlier, with the board's cohort and with a cohort of a
+// few wallets; the days are read once per trades file and kept under the cache's
+// limit, and a limit too small for one day still answers right.
+func TestSmartMoneyDaysAnswerAsTheSQL(t *testing.T) {
+	ctx := context.Background()
+	end := testlake.Now()
+	q, err := Open(ctx, testlake.Copy(t), Options{Now: func() time.Time { return end }, NoGoLimit: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	board, err := q.PredmktBoard(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flows := func(a []smartFlowAgg) []string {
+		var out []string
+		for _, x := range a {
+			y := "<nil>"
+			if x.yes != nil {
+				y = *x.yes
+			}
+			out = append(out, fmt.Sprintf("%s|%s|%s|%d|%d|%d|%d|%d|%s", x.cond, x.title, x.slug, x.wallets, x.buy, x.sell, x.trades, x.last, y))
+		}
+		slices.Sort(out)
+		return out
+	}
+	buys := func(a []smartSide) []string {
+		var out []string
+		for _, x := range a {
+			out = append(out, fmt.Sprintf("%s|%s|%s|%d|%s|%d|%d|%d|%d", x.cond, x.title, x.slug, x.idx, x.token, x.wallets, x.usd, x.size, x.last))
+		}
+		slices.Sort(out)
+		return out
+	}
+	checked, nonEmpty := 0, 0
+	run := func(cat, cohort string, from, now int64) {
+		t.Helper()
+		days, mk, ok, err := q.smartDaysFor(ctx, cohort, from, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			if cohort != "" {
+				if _, _, any, _ := q.smartDates(ctx, from, now); any {
+					t.Fatalf("%s %d..%d: the Go path gave way to the SQL", cat, from, now)
+				}
+			}
+			return
+		}
+		list := strings.Split(cohort, ",")
+		wantF, err := q.smartFlowsFromSQL(ctx, cat, cohort, from, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantB, err := q.smartBuysFromSQL(ctx, cat, cohort, from, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gotF, gotB := flows(smartFlowsFromDays(days, mk, cat, list, from, now)), buys(smartBuysFromDays(days, mk, cat, list, from, now))
+		if w := flows(wantF); !slices.Equal(gotF, w) {
+			t.Fatalf("flows %s %d..%d: %d rows, the SQL %d\n%v\n%v", cat, from, now, len(gotF), len(w), gotF[:min(3, len(gotF))], w[:min(3, len(w))])
+		}
+		if w := buys(wantB); !slices.Equal(gotB, w) {
+			t.Fatalf("buys %s %d..%d: %d rows, the SQL %d\n%v\n%v", cat, from, now, len(gotB), len(w), gotB[:min(3, len(gotB))], w[:min(3, len(w))])
+		}
+		checked++
+		if len(wantF) > 0 && len(wantB) > 0 {
+			nonEmpty++
+		}
+	}
+	hour := end.Truncate(time.Hour)
+	clocks := []time.Time{end, hour, hour.Add(-30 * time.Minute), end.Add(-24 * time.Hour)}
+	for _, cat := range append([]string{"all"}, PredmktCategories...) {
+		cohort := smartCohort(board, cat)
+		few := strings.Split(cohort, ",")
+		few = few[:min(len(few), 3)]
+		for _, at := range clocks {
+			now := at.UnixMilli()
+			for _, hours := range []int64{1, 6, 24, 48} {
+				run(cat, cohort, now-hours*3_600_000, now)
+				run(cat, strings.Join(few, ","), now-hours*3_600_000, now)
+			}
+		}
+	}
+	if checked < 100 || nonEmpty < 20 {
+		t.Fatalf("compared %d windows, %d with rows of both kinds: the fixture does not exercise the path", checked, nonEmpty)
+	}
+	u := q.smartDaysLRU().use()
+	if u.Entries < 2 || u.Bytes > u.Limit || u.Limit != q.cacheLimit(smartDaysCache) {
+		t.Fatalf("cache %+v", u)
+	}
+
+	// Room for less than a day: nothing is kept, every request reads its days, and the
+	// answer is the same.
+	v, _ := q.ext.Load(smartDaysStateKey{})
+	v.(*smartDaysState).lru = newByteLRU[string, any](smartDaysCache, 1024)
+	cohort := smartCohort(board, "all")
+	now := end.UnixMilli()
+	run("all", cohort, now-24*3_600_000, now)
+	if u := v.(*smartDaysState).lru.use(); u.Entries != 0 || u.Bytes != 0 {
+		t.Fatalf("a 1 KB cache holds %+v", u)
+	}
+	// The route answers the same through either path (the SQL when the window is
+	// longer than smartDaysMax dates).
+	long, err := q.PredmktSmartMoney(ctx, PredmktSmartMoneyParams{Mode: "flows", Hours: 24 * 5, Category: "all", Limit: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows := long.([]SmartMoneyFlowRow); !slices.IsSortedFunc(rows, func(a, b SmartMoneyFlowRow) int { return cmp.Compare(b.NetInflow, a.NetInflow) }) {
+		t.Fatalf("120-hour flows not ordered by net inflow: %+v", rows)
+	}
+}
