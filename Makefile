@@ -62,7 +62,7 @@ test-memory-limit: build
 SCALE_LAKES ?= ./data-scale
 SCALES ?= tiny small medium large
 SCALE_SECONDS ?= 60
-SCALE_ROUTES = Benchmark(ScaleConcurrent16|Predmkt(Leaderboard|Events50k|SmartMoney|OHLCV)|Perpdex(Leaderboard|Builders|TradesSummary|PositionsMatch)|Onchain(Screener|Discover|Wallet|Counterparties|TraceDepth5Width10|LabelsBatch100|Holders))$$
+SCALE_ROUTES = Benchmark(ScaleConcurrent16|Predmkt(Leaderboard|Events50k|SmartMoney|OHLCV|Markets)|Perpdex(Leaderboard|Builders|TradesSummary|PositionsMatch|Liquidations)|Onchain(Screener|Discover|Wallet|Counterparties|TraceDepth5Width10|LabelsBatch100|Holders))$$
 
 # bench-scale: the scale figures of docs/PERFORMANCE.md for each of $(SCALES): the demo
 # lake is generated once into $(SCALE_LAKES)/<scale> (large: about 25 minutes and 15 GB),
