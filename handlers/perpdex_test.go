@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"mdq/handlers"
 	"mdq/internal/testlake"
 	"mdq/query"
 )
@@ -86,11 +88,8 @@ func TestPerpdexLiquidationsRules(t *testing.T) {
 		}
 		pdStatus(t, h, "/v1/perpdex/liquidations?limit=0", 400, "limit")
 	})
-	t.Run("cursor pages cover every row once", func(t *testing.T) {
-		got := pdPages(t, h, "/v1/perpdex/liquidations?limit=7", func(p query.LiquidationsPage) (int, *string) { return len(p.Liquidations), p.NextCursor })
-		if got != n {
-			t.Fatalf("%d rows over pages, %d in lake", got, n)
-		}
+	t.Run("cursor pages give the whole list, in order, labels and all", func(t *testing.T) {
+		pdLiquidationPagesEqual(t, h, all.Liquidations)
 	})
 	t.Run("cursor resent with different filters is a 400 that says so", func(t *testing.T) {
 		var p query.LiquidationsPage
@@ -163,6 +162,43 @@ func TestPerpdexLiquidationsRules(t *testing.T) {
 			t.Fatalf("pit %d current %d label_computed %+v", pit, cur, all.LabelComputed)
 		}
 	})
+}
+
+// pdLiquidationPagesEqual: cursor pages of 7 and of 101 rows, concatenated, equal want
+// (the whole list in one page) row for row, labels included.
+func pdLiquidationPagesEqual(t *testing.T, h http.Handler, want []query.LiquidationRow) {
+	t.Helper()
+	for _, limit := range []int{7, 101} {
+		var rows []query.LiquidationRow
+		got := pdPages(t, h, fmt.Sprintf("/v1/perpdex/liquidations?limit=%d", limit), func(p query.LiquidationsPage) (int, *string) {
+			rows = append(rows, p.Liquidations...)
+			return len(p.Liquidations), p.NextCursor
+		})
+		if got != len(want) || !reflect.DeepEqual(rows, want) {
+			t.Fatalf("limit %d: %d rows over pages, %d in the one page; equal: %v", limit, got, len(want), reflect.DeepEqual(rows, want))
+		}
+	}
+}
+
+// TestPerpdexLiquidationPagesFromPublishedDays: with perpdex_liquidations published,
+// a page is read from the newest days that can hold it, then twice and four times as
+// many rows' worth of days, then every day; every way gives the pages of the raw
+// fills: the same rows, order and labels as the unpublished lake's single page.
+func TestPerpdexLiquidationPagesFromPublishedDays(t *testing.T) {
+	_, raw := pdTiny(t)
+	var want query.LiquidationsPage
+	pdGetJSON(t, raw, "/v1/perpdex/liquidations?limit=5000", &want)
+	q := openQueries(t, testlake.Copy(t))
+	if err := q.WarmDayTables(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	h := (&handlers.API{Q: q}).Handler()
+	var all query.LiquidationsPage
+	pdGetJSON(t, h, "/v1/perpdex/liquidations?limit=5000", &all)
+	if len(all.Liquidations) == 0 || !reflect.DeepEqual(all.Liquidations, want.Liquidations) {
+		t.Fatalf("published: %d rows, raw %d; equal: %v", len(all.Liquidations), len(want.Liquidations), reflect.DeepEqual(all.Liquidations, want.Liquidations))
+	}
+	pdLiquidationPagesEqual(t, h, want.Liquidations)
 }
 
 func TestPerpdexLeaderboardRules(t *testing.T) {
