@@ -25,6 +25,26 @@ var cacheShares = map[string]float64{
 	smartDaysCache: 0.4,
 }
 
+// storeLRU is the store's byte-bounded LRU of the given name (a key of cacheShares),
+// made and registered on first use; its limit is the name's share.
+func storeLRU[K comparable, V any](q *Queries, name string) *byteLRU[K, V] {
+	v, _ := q.ext.LoadOrStore(lruKey{name}, &lruState[K, V]{})
+	st := v.(*lruState[K, V])
+	st.once.Do(func() {
+		st.lru = newByteLRU[K, V](name, q.cacheLimit(name))
+		q.registerCache(name, st.lru)
+	})
+	return st.lru
+}
+
+// lruKey is the ext key of a storeLRU; lruState its value.
+type lruKey struct{ name string }
+
+type lruState[K comparable, V any] struct {
+	once sync.Once
+	lru  *byteLRU[K, V]
+}
+
 // cacheLimit is the byte limit of the named cache under this store's budget.
 func (q *Queries) cacheLimit(name string) int64 {
 	return int64(float64(q.budget.Go) * CacheShare * cacheShares[name])

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"mdq/lake"
@@ -49,21 +48,8 @@ func hourLabelBytes(k hourLabelKey, l hourLabel) int64 {
 	return int64(len(k.wallet)+len(l.size.String)+len(l.pnl.String)) + 200
 }
 
-type hourLabelsState struct {
-	once sync.Once
-	lru  *byteLRU[hourLabelKey, hourLabel]
-}
-
-type hourLabelsStateKey struct{}
-
 func (q *Queries) hourLabelsLRU() *byteLRU[hourLabelKey, hourLabel] {
-	v, _ := q.ext.LoadOrStore(hourLabelsStateKey{}, &hourLabelsState{})
-	st := v.(*hourLabelsState)
-	st.once.Do(func() {
-		st.lru = newByteLRU[hourLabelKey, hourLabel](hourLabelsCache, q.cacheLimit(hourLabelsCache))
-		q.registerCache(hourLabelsCache, st.lru)
-	})
-	return st.lru
+	return storeLRU[hourLabelKey, hourLabel](q, hourLabelsCache)
 }
 
 // hourWallet is a wallet in an hour (UTC, truncated to the hour).

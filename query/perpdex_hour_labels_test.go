@@ -90,9 +90,9 @@ func TestHourLabelsAnswerAsTheTable(t *testing.T) {
 	}
 
 	// A limit of a tenth of the pairs: evicted and read again.
-	v, _ := q.ext.Load(hourLabelsStateKey{})
+	v, _ := q.ext.Load(lruKey{hourLabelsCache})
 	small := newByteLRU[hourLabelKey, hourLabel](hourLabelsCache, lru.use().Bytes/10)
-	v.(*hourLabelsState).lru = small
+	v.(*lruState[hourLabelKey, hourLabel]).lru = small
 	check("small limit", "")
 	check("small limit again", "")
 	if u := small.use(); u.Evictions == 0 || u.Bytes > u.Limit {
@@ -100,7 +100,7 @@ func TestHourLabelsAnswerAsTheTable(t *testing.T) {
 	}
 
 	// Every partition of those dates republished with another size label.
-	v.(*hourLabelsState).lru = newByteLRU[hourLabelKey, hourLabel](hourLabelsCache, 1<<30)
+	v.(*lruState[hourLabelKey, hourLabel]).lru = newByteLRU[hourLabelKey, hourLabel](hourLabelsCache, 1<<30)
 	check("before republication", "")
 	dates := map[string]bool{}
 	for h := range want {

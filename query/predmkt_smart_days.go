@@ -7,7 +7,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"mdq/lake"
@@ -76,21 +75,9 @@ type smartMarkets struct {
 	size   int64
 }
 
-type smartDaysState struct {
-	once sync.Once
-	lru  *byteLRU[string, any] // file signature -> *smartDay; markets signature -> *smartMarkets
-}
-
-type smartDaysStateKey struct{}
-
+// smartDaysLRU holds file signature -> *smartDay and markets signature -> *smartMarkets.
 func (q *Queries) smartDaysLRU() *byteLRU[string, any] {
-	v, _ := q.ext.LoadOrStore(smartDaysStateKey{}, &smartDaysState{})
-	st := v.(*smartDaysState)
-	st.once.Do(func() {
-		st.lru = newByteLRU[string, any](smartDaysCache, q.cacheLimit(smartDaysCache))
-		q.registerCache(smartDaysCache, st.lru)
-	})
-	return st.lru
+	return storeLRU[string, any](q, smartDaysCache)
 }
 
 // smartInputs are a request's days and markets, or ok false when the route must use

@@ -110,12 +110,12 @@ func TestSmartMoneyDaysAnswerAsTheSQL(t *testing.T) {
 
 	// Room for less than a day: nothing is kept, every request reads its days, and the
 	// answer is the same.
-	v, _ := q.ext.Load(smartDaysStateKey{})
-	v.(*smartDaysState).lru = newByteLRU[string, any](smartDaysCache, 1024)
+	v, _ := q.ext.Load(lruKey{smartDaysCache})
+	v.(*lruState[string, any]).lru = newByteLRU[string, any](smartDaysCache, 1024)
 	cohort := smartCohort(board, "all")
 	now := end.UnixMilli()
 	run("all", cohort, now-24*3_600_000, now)
-	if u := v.(*smartDaysState).lru.use(); u.Entries != 0 || u.Bytes != 0 {
+	if u := v.(*lruState[string, any]).lru.use(); u.Entries != 0 || u.Bytes != 0 {
 		t.Fatalf("a 1 KB cache holds %+v", u)
 	}
 	// The route answers the same through either path (the SQL when the window is
