@@ -21,7 +21,7 @@ var cacheShares = map[string]float64{
 	"onchain_balance_tokens": 0.5,
 	// One (hour, wallet) label is about 250 bytes; a liquidations page needs 100.
 	hourLabelsCache: 0.1,
-	// A day of the large lake's trades is about 5 MB compact; a 48-hour window needs 3.
+	// A whole day of the large lake's trades is 9 MB compact; a 48-hour window needs 3.
 	smartDaysCache: 0.4,
 }
 
