@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"mdq/lake"
@@ -107,11 +108,21 @@ func (q *Queries) smartInputs(ctx context.Context, lo, hi string) (days []*smart
 			days = append(days, v.(*smartDay))
 			continue
 		}
+		rd := q.smartReads()
+		if rd.replaced(f.path, f.sig) {
+			// A new version of a file read before (the newest day, rewritten by each
+			// ingest batch): reading it here would cost this request 5 to 10 times the
+			// SQL (a whole day of the large lake: 0.64 s), so the SQL answers it while the
+			// day is read in the background for the requests after.
+			rd.readInBackground(q, lru, key, f.path, f.sig)
+			return nil, nil, false, nil
+		}
 		day, err := q.readSmartDay(ctx, f.path)
 		if err != nil {
 			return nil, nil, false, err
 		}
 		lru.put(key, day, day.bytes())
+		rd.read(f.path, f.sig)
 		days = append(days, day)
 	}
 	for _, d := range days {
@@ -120,6 +131,65 @@ func (q *Queries) smartInputs(ctx context.Context, lo, hi string) (days []*smart
 		}
 	}
 	return days, mk, true, nil
+}
+
+// smartDayReads remembers, per trades file, the version last read into the cache, and
+// the background reads in flight (one per version).
+type smartDayReads struct {
+	mu       sync.Mutex
+	last     map[string]string // file -> signature of the version read last (one entry per date)
+	inFlight map[string]bool   // cache key being read
+}
+
+type smartDayReadsKey struct{}
+
+func (q *Queries) smartReads() *smartDayReads {
+	v, _ := q.ext.LoadOrStore(smartDayReadsKey{}, &smartDayReads{last: map[string]string{}, inFlight: map[string]bool{}})
+	return v.(*smartDayReads)
+}
+
+// replaced reports whether another version of file than sig was read before.
+func (r *smartDayReads) replaced(file, sig string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	old, ok := r.last[file]
+	return ok && old != sig
+}
+
+// read records that sig is the version of file read last.
+func (r *smartDayReads) read(file, sig string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.last[file] = sig
+}
+
+// readInBackground reads file's version sig into the cache under key, once however many
+// requests ask, under the store's life (Close cancels it and waits).
+func (r *smartDayReads) readInBackground(q *Queries, lru *byteLRU[string, any], key, file, sig string) {
+	r.mu.Lock()
+	if r.inFlight[key] {
+		r.mu.Unlock()
+		return
+	}
+	r.inFlight[key] = true
+	r.mu.Unlock()
+	q.background(func(life context.Context) {
+		ctx, cancel := context.WithTimeout(life, max(q.timeout, time.Minute))
+		defer cancel()
+		day, err := q.readSmartDay(ctx, file)
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		delete(r.inFlight, key)
+		if err != nil {
+			// The SQL keeps answering; the next request asks again.
+			if life.Err() == nil {
+				q.log.Warn("smart_money: reading a trades day", "file", file, "err", err.Error())
+			}
+			return
+		}
+		lru.put(key, day, day.bytes())
+		r.last[file] = sig
+	})
 }
 
 // smartMarketTable is the market table the SQL joins, read again when a file of

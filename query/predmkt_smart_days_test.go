@@ -4,12 +4,14 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"mdq/internal/testlake"
+	"mdq/lake"
 )
 
 // TestSmartMoneyDaysAnswerAsTheSQL: smart_money's Go path over compact days gives the
@@ -126,5 +128,84 @@ func TestSmartMoneyDaysAnswerAsTheSQL(t *testing.T) {
 	}
 	if rows := long.([]SmartMoneyFlowRow); !slices.IsSortedFunc(rows, func(a, b SmartMoneyFlowRow) int { return cmp.Compare(b.NetInflow, a.NetInflow) }) {
 		t.Fatalf("120-hour flows not ordered by net inflow: %+v", rows)
+	}
+}
+
+// TestSmartMoneyDayReadAgainInBackground: when a trades file read before is replaced
+// (the newest day, rewritten by ingest), the next request is answered by the SQL while
+// the new version is read in the background, and the requests after walk the new
+// version; every answer equals the SQL's.
+func TestSmartMoneyDayReadAgainInBackground(t *testing.T) {
+	ctx := context.Background()
+	end := testlake.Now()
+	q, err := Open(ctx, testlake.Copy(t), Options{Now: func() time.Time { return end }, NoGoLimit: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	board, err := q.PredmktBoard(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cohort := smartCohort(board, "all")
+	now := end.UnixMilli()
+	from := now - 24*3_600_000
+	want, err := q.smartFlowsFromSQL(ctx, "all", cohort, from, now)
+	if err != nil || len(want) == 0 {
+		t.Fatalf("the SQL: %d rows, %v", len(want), err)
+	}
+	goPath := func() bool {
+		t.Helper()
+		days, mk, ok, err := q.smartDaysFor(ctx, cohort, from, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			got := smartFlowsFromDays(days, mk, "all", strings.Split(cohort, ","), from, now)
+			if len(got) != len(want) {
+				t.Fatalf("Go path: %d markets, the SQL %d", len(got), len(want))
+			}
+		}
+		return ok
+	}
+	if !goPath() {
+		t.Fatal("first request: the days were not read")
+	}
+	// The newest trades file, written again (same rows, a new version).
+	parts, err := q.cachedDatePartitions(lake.PredmktTrades)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newest := end.Format(time.DateOnly)
+	f, ok := parts[newest]
+	if !ok {
+		t.Fatalf("no trades file for %s", newest)
+	}
+	tmp := f.path + ".new.parquet"
+	if _, err := q.db.ExecContext(ctx, `COPY (SELECT * FROM read_parquet('`+f.path+`')) TO '`+tmp+`' (FORMAT parquet)`); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, f.path); err != nil {
+		t.Fatal(err)
+	}
+	later := time.Now().Add(time.Minute)
+	if err := os.Chtimes(f.path, later, later); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(DayFilesFresh + 100*time.Millisecond) // the partition listing is kept this long
+	// The request right after the change takes the SQL; a later one the new version.
+	if goPath() {
+		t.Fatal("the request after the file changed read the new version itself")
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for !goPath() {
+		if time.Now().After(deadline) {
+			t.Fatal("the new version was not read in the background within 30 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	parts, _ = q.cachedDatePartitions(lake.PredmktTrades)
+	if _, hit := q.smartDaysLRU().get("day|" + parts[newest].path + "|" + parts[newest].sig); !hit {
+		t.Fatal("the cache does not hold the new version")
 	}
 }
