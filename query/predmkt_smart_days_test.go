@@ -14,6 +14,22 @@ import (
 	"mdq/lake"
 )
 
+// smartTestStore opens a store over a copy of the tiny lake (its files are rewritten or
+// published into) at clock end, with the hour's prediction-market board.
+func smartTestStore(t *testing.T, end time.Time) (*Queries, *Board) {
+	t.Helper()
+	q, err := Open(context.Background(), testlake.Copy(t), Options{Now: func() time.Time { return end }, NoGoLimit: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { q.Close() })
+	board, err := q.PredmktBoard(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q, board
+}
+
 // TestSmartMoneyDaysAnswerAsTheSQL: smart_money's Go path over compact days gives the
 // rows smart_money_flows.sql and smart_money_buys.sql give (every field, every market
 // and outcome), for every category, windows of 1 to 48 hours at the lake's end, on
@@ -21,17 +37,8 @@ import (
 // few wallets; the days are read once per trades file and kept under the cache's
 // limit, and a limit too small for one day still answers right.
 func TestSmartMoneyDaysAnswerAsTheSQL(t *testing.T) {
-	ctx := context.Background()
-	end := testlake.Now()
-	q, err := Open(ctx, testlake.Copy(t), Options{Now: func() time.Time { return end }, NoGoLimit: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer q.Close()
-	board, err := q.PredmktBoard(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, end := context.Background(), testlake.Now()
+	q, board := smartTestStore(t, end)
 	flows := func(a []smartFlowAgg) []string {
 		var out []string
 		for _, x := range a {
@@ -136,17 +143,8 @@ func TestSmartMoneyDaysAnswerAsTheSQL(t *testing.T) {
 // the new version is read in the background, and the requests after walk the new
 // version; every answer equals the SQL's.
 func TestSmartMoneyDayReadAgainInBackground(t *testing.T) {
-	ctx := context.Background()
-	end := testlake.Now()
-	q, err := Open(ctx, testlake.Copy(t), Options{Now: func() time.Time { return end }, NoGoLimit: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer q.Close()
-	board, err := q.PredmktBoard(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, end := context.Background(), testlake.Now()
+	q, board := smartTestStore(t, end)
 	cohort := smartCohort(board, "all")
 	now := end.UnixMilli()
 	from := now - 24*3_600_000
