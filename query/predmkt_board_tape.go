@@ -127,6 +127,9 @@ type tapeIndex struct {
 	lastMid map[string]tapeMid // per token, the latest mid over every file
 	markets map[string]tapeMarket
 	yes     map[string]string // condition -> token of outcome 0
+	// metaRepeats: a condition listed twice (or with two first-outcome tokens), which
+	// a join would count twice: smart_money's Go path then gives way to its SQL.
+	metaRepeats bool
 }
 
 type tapeMarket struct{ question, slug, category string }
@@ -429,6 +432,9 @@ func (q *Queries) readTapeMeta(ctx context.Context, ix *tapeIndex, mf, kf []tape
 				rows.Close()
 				return wrap(ctx, op, err)
 			}
+			if _, dup := ix.markets[c]; dup {
+				ix.metaRepeats = true
+			}
 			ix.markets[c] = m
 		}
 		err = rows.Err()
@@ -447,6 +453,9 @@ func (q *Queries) readTapeMeta(ctx context.Context, ix *tapeIndex, mf, kf []tape
 			if err := rows.Scan(&c, &tok); err != nil {
 				rows.Close()
 				return wrap(ctx, op, err)
+			}
+			if _, dup := ix.yes[c]; dup {
+				ix.metaRepeats = true
 			}
 			ix.yes[c] = tok
 		}

@@ -3,8 +3,6 @@ package query
 import (
 	"context"
 	"database/sql"
-	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -25,11 +23,11 @@ import (
 // definition: TestSmartMoneyDaysAnswerAsTheSQL compares the two row for row, and the
 // route uses the SQL for windows over more than smartDaysMax dates, for a day with a
 // NULL where the SQL would skip a row, and when the market or token table repeats a
-// market (the SQL's join would count its fills twice).
+// market (the SQL's join would count its fills twice). The market fields come from the
+// tape index, which holds the markets and tokens files for the route already.
 
 var (
-	predmktSmartDaySQL     = sqlfiles.MustRead("predmkt/smart_day.sql")
-	predmktSmartMarketsSQL = sqlfiles.MustRead("predmkt/smart_markets.sql")
+	predmktSmartDaySQL = sqlfiles.MustRead("predmkt/smart_day.sql")
 )
 
 // smartDaysCache is the registered name (and share) of the cache.
@@ -61,42 +59,23 @@ func (d *smartDay) bytes() int64 {
 	return n + 256
 }
 
-// smartMarket is what the SQL joins from predmkt_markets and predmkt_tokens.
-type smartMarket struct {
-	title, slug, category string
-	yes                   *string
-}
-
-// smartMarkets is the market table as the SQL joins it; unique is false when a market
-// (or its first outcome token) appears twice, or a market has no title, slug or
-// category (the SQL path's answer, or error, stands then).
-type smartMarkets struct {
-	byID   map[string]*smartMarket
-	unique bool
-	size   int64
-}
-
-// smartDaysLRU holds file signature -> *smartDay and markets signature -> *smartMarkets.
+// smartDaysLRU holds file signature -> *smartDay.
 func (q *Queries) smartDaysLRU() *byteLRU[string, any] {
 	return storeLRU[string, any](q, smartDaysCache)
 }
 
-// smartInputs are a request's days and markets, or ok false when the route must use
-// the SQL.
-func (q *Queries) smartInputs(ctx context.Context, lo, hi string) (days []*smartDay, mk *smartMarkets, ok bool, err error) {
+// smartInputs are a request's days, or ok false when the route must use the SQL.
+func (q *Queries) smartInputs(ctx context.Context, lo, hi string) (days []*smartDay, ok bool, err error) {
 	const op = "predmkt smart_money"
 	l, err1 := time.Parse(time.DateOnly, lo)
 	h, err2 := time.Parse(time.DateOnly, hi)
 	if err1 != nil || err2 != nil || h.Sub(l) >= smartDaysMax*24*time.Hour {
-		return nil, nil, false, nil
+		return nil, false, nil
 	}
 	lru := q.smartDaysLRU()
-	if mk, err = q.smartMarketTable(ctx, lru); err != nil || !mk.unique {
-		return nil, nil, false, err
-	}
 	parts, err := q.cachedDatePartitions(lake.PredmktTrades)
 	if err != nil {
-		return nil, nil, false, &StoreError{Op: op, Err: err}
+		return nil, false, &StoreError{Op: op, Err: err}
 	}
 	for d := l; !d.After(h); d = d.AddDate(0, 0, 1) {
 		f, found := parts[d.Format(time.DateOnly)]
@@ -115,11 +94,11 @@ func (q *Queries) smartInputs(ctx context.Context, lo, hi string) (days []*smart
 			// SQL (a whole day of the large lake: 0.64 s), so the SQL answers it while the
 			// day is read in the background for the requests after.
 			rd.readInBackground(q, lru, key, f.path, f.sig)
-			return nil, nil, false, nil
+			return nil, false, nil
 		}
 		day, err := q.readSmartDay(ctx, f.path)
 		if err != nil {
-			return nil, nil, false, err
+			return nil, false, err
 		}
 		lru.put(key, day, day.bytes())
 		rd.read(f.path, f.sig)
@@ -127,10 +106,10 @@ func (q *Queries) smartInputs(ctx context.Context, lo, hi string) (days []*smart
 	}
 	for _, d := range days {
 		if !d.exact {
-			return nil, nil, false, nil
+			return nil, false, nil
 		}
 	}
-	return days, mk, true, nil
+	return days, true, nil
 }
 
 // smartDayReads remembers, per trades file, the version last read into the cache, and
@@ -190,60 +169,6 @@ func (r *smartDayReads) readInBackground(q *Queries, lru *byteLRU[string, any], 
 		lru.put(key, day, day.bytes())
 		r.last[file] = sig
 	})
-}
-
-// smartMarketTable is the market table the SQL joins, read again when a file of
-// predmkt_markets or predmkt_tokens changed.
-func (q *Queries) smartMarketTable(ctx context.Context, lru *byteLRU[string, any]) (*smartMarkets, error) {
-	const op = "predmkt smart_money"
-	var sig strings.Builder
-	sig.WriteString("markets")
-	for _, t := range []*lake.Table{lake.PredmktMarkets, lake.PredmktTokens} {
-		files, err := t.Files(q.dir)
-		if err != nil {
-			return nil, &StoreError{Op: op, Err: err}
-		}
-		for _, f := range files {
-			st, err := os.Stat(f)
-			if err != nil {
-				return nil, &StoreError{Op: op, Err: err}
-			}
-			fmt.Fprintf(&sig, "|%s:%d:%d", f, st.Size(), st.ModTime().UnixNano())
-		}
-	}
-	if v, ok := lru.get(sig.String()); ok {
-		return v.(*smartMarkets), nil
-	}
-	rows, err := q.db.QueryContext(ctx, predmktSmartMarketsSQL)
-	if err != nil {
-		return nil, wrap(ctx, op, err)
-	}
-	defer rows.Close()
-	mk := &smartMarkets{byID: map[string]*smartMarket{}, unique: true}
-	for rows.Next() {
-		var (
-			id                         string
-			m                          smartMarket
-			title, slug, category, yes sql.NullString
-		)
-		if err := rows.Scan(&id, &title, &slug, &category, &yes); err != nil {
-			return nil, wrap(ctx, op, err)
-		}
-		m.title, m.slug, m.category = title.String, slug.String, category.String
-		if yes.Valid {
-			m.yes = &yes.String
-		}
-		if _, dup := mk.byID[id]; dup || !title.Valid || !slug.Valid || !category.Valid {
-			mk.unique = false // as the SQL would differ: the route uses it
-		}
-		mk.byID[id] = &m
-		mk.size += int64(len(id)+len(m.title)+len(m.slug)+len(m.category)+len(yes.String)) + 160
-	}
-	if err := rows.Err(); err != nil {
-		return nil, wrap(ctx, op, err)
-	}
-	lru.put(sig.String(), mk, mk.size)
-	return mk, nil
 }
 
 // readSmartDay reads one trades file into a compact day.
@@ -331,16 +256,25 @@ func (d *smartDay) cohortOf(cohort []string) []int32 {
 	return in
 }
 
-// marketsOf maps the day's markets to the market table's rows of the category (nil:
-// absent from the table, or of another category: the SQL's join drops those fills).
-func (d *smartDay) marketsOf(mk *smartMarkets, cat string) []*smartMarket {
-	out := make([]*smartMarket, len(d.markets))
+// marketsOf maps the day's markets to the tape index's market rows of the category
+// (nil: absent from the markets file, or of another category: the SQL's join drops
+// those fills).
+func (d *smartDay) marketsOf(ix *tapeIndex, cat string) []*tapeMarket {
+	out := make([]*tapeMarket, len(d.markets))
 	for i, id := range d.markets {
-		if m := mk.byID[id]; m != nil && (cat == "all" || m.category == cat) {
-			out[i] = m
+		if m, ok := ix.markets[id]; ok && (cat == "all" || m.category == cat) {
+			out[i] = &m
 		}
 	}
 	return out
+}
+
+// yesToken is the market's first-outcome token (yes_mid's), nil without one.
+func yesToken(ix *tapeIndex, cond string) *string {
+	if tok, ok := ix.yes[cond]; ok {
+		return &tok
+	}
+	return nil
 }
 
 // distinctCount counts the distinct values of ws (cohort indexes), reordering it.
@@ -353,14 +287,14 @@ func distinctCount(ws []int32) int64 {
 // [from, now] per market of the category. A day's fills are sorted by market and
 // wallet, so each (market, wallet) of a day adds its wallet once; the days' lists are
 // made distinct at the end.
-func smartFlowsFromDays(days []*smartDay, mk *smartMarkets, cat string, cohort []string, from, now int64) []smartFlowAgg {
+func smartFlowsFromDays(days []*smartDay, ix *tapeIndex, cat string, cohort []string, from, now int64) []smartFlowAgg {
 	type acc struct {
 		a       smartFlowAgg
 		wallets []int32
 	}
 	byMkt := map[string]*acc{}
 	for _, d := range days {
-		in, mkts := d.cohortOf(cohort), d.marketsOf(mk, cat)
+		in, mkts := d.cohortOf(cohort), d.marketsOf(ix, cat)
 		var x *acc
 		prevM, prevW := int32(-1), int32(-1)
 		for i := range d.ts {
@@ -376,7 +310,7 @@ func smartFlowsFromDays(days []*smartDay, mk *smartMarkets, cat string, cohort [
 			if mi != prevM {
 				cond := d.markets[mi]
 				if x = byMkt[cond]; x == nil {
-					x = &acc{a: smartFlowAgg{cond: cond, title: m.title, slug: m.slug, yes: m.yes, last: d.ts[i]}}
+					x = &acc{a: smartFlowAgg{cond: cond, title: m.question, slug: m.slug, yes: yesToken(ix, cond), last: d.ts[i]}}
 					byMkt[cond] = x
 				}
 				prevM, prevW = mi, -1
@@ -405,7 +339,7 @@ func smartFlowsFromDays(days []*smartDay, mk *smartMarkets, cat string, cohort [
 
 // smartBuysFromDays is smart_money_buys.sql over the days: the cohort's buys in
 // [from, now] per market of the category and outcome.
-func smartBuysFromDays(days []*smartDay, mk *smartMarkets, cat string, cohort []string, from, now int64) []smartSide {
+func smartBuysFromDays(days []*smartDay, ix *tapeIndex, cat string, cohort []string, from, now int64) []smartSide {
 	type key struct {
 		cond string
 		idx  int8
@@ -417,7 +351,7 @@ func smartBuysFromDays(days []*smartDay, mk *smartMarkets, cat string, cohort []
 	}
 	by := map[key]*acc{}
 	for _, d := range days {
-		in, mkts := d.cohortOf(cohort), d.marketsOf(mk, cat)
+		in, mkts := d.cohortOf(cohort), d.marketsOf(ix, cat)
 		for _, x := range by {
 			x.prevW = -1
 		}
@@ -434,7 +368,7 @@ func smartBuysFromDays(days []*smartDay, mk *smartMarkets, cat string, cohort []
 			k := key{cond, d.outcome[i]}
 			x := by[k]
 			if x == nil {
-				x = &acc{s: smartSide{cond: cond, title: m.title, slug: m.slug, idx: int(d.outcome[i]), token: d.tokens[d.token[i]], last: d.ts[i]},
+				x = &acc{s: smartSide{cond: cond, title: m.question, slug: m.slug, idx: int(d.outcome[i]), token: d.tokens[d.token[i]], last: d.ts[i]},
 					prevW: -1}
 				by[k] = x
 			}

@@ -62,7 +62,7 @@ func TestSmartMoneyDaysAnswerAsTheSQL(t *testing.T) {
 	checked, nonEmpty := 0, 0
 	run := func(cat, cohort string, from, now int64) {
 		t.Helper()
-		days, mk, ok, err := q.smartDaysFor(ctx, cohort, from, now)
+		days, ix, ok, err := q.smartDaysFor(ctx, cohort, from, now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,7 +83,7 @@ func TestSmartMoneyDaysAnswerAsTheSQL(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		gotF, gotB := flows(smartFlowsFromDays(days, mk, cat, list, from, now)), buys(smartBuysFromDays(days, mk, cat, list, from, now))
+		gotF, gotB := flows(smartFlowsFromDays(days, ix, cat, list, from, now)), buys(smartBuysFromDays(days, ix, cat, list, from, now))
 		if w := flows(wantF); !slices.Equal(gotF, w) {
 			t.Fatalf("flows %s %d..%d: %d rows, the SQL %d\n%v\n%v", cat, from, now, len(gotF), len(w), gotF[:min(3, len(gotF))], w[:min(3, len(w))])
 		}
@@ -154,12 +154,12 @@ func TestSmartMoneyDayReadAgainInBackground(t *testing.T) {
 	}
 	goPath := func() bool {
 		t.Helper()
-		days, mk, ok, err := q.smartDaysFor(ctx, cohort, from, now)
+		days, ix, ok, err := q.smartDaysFor(ctx, cohort, from, now)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if ok {
-			got := smartFlowsFromDays(days, mk, "all", strings.Split(cohort, ","), from, now)
+			got := smartFlowsFromDays(days, ix, "all", strings.Split(cohort, ","), from, now)
 			if len(got) != len(want) {
 				t.Fatalf("Go path: %d markets, the SQL %d", len(got), len(want))
 			}
@@ -205,5 +205,36 @@ func TestSmartMoneyDayReadAgainInBackground(t *testing.T) {
 	parts, _ = q.cachedDatePartitions(lake.PredmktTrades)
 	if _, hit := q.smartDaysLRU().get("day|" + parts[newest].path + "|" + parts[newest].sig); !hit {
 		t.Fatal("the cache does not hold the new version")
+	}
+}
+
+// TestSmartMoneyDaysGiveWayOnARepeatedMarket: a markets file listing a market twice
+// (which the SQL's join would count twice) sends smart_money to its SQL.
+func TestSmartMoneyDaysGiveWayOnARepeatedMarket(t *testing.T) {
+	ctx, end := context.Background(), testlake.Now()
+	q, board := smartTestStore(t, end)
+	cohort := smartCohort(board, "all")
+	now := end.UnixMilli()
+	if _, _, ok, err := q.smartDaysFor(ctx, cohort, now-24*3_600_000, now); err != nil || !ok {
+		t.Fatalf("before: ok %v, %v", ok, err)
+	}
+	files, err := lake.PredmktMarkets.Files(q.dir)
+	if err != nil || len(files) != 1 {
+		t.Fatalf("markets files %v, %v", files, err)
+	}
+	tmp := files[0] + ".new.parquet"
+	if _, err := q.db.ExecContext(ctx, `COPY (SELECT * FROM read_parquet('`+files[0]+`') UNION ALL
+		(SELECT * FROM read_parquet('`+files[0]+`') LIMIT 1)) TO '`+tmp+`' (FORMAT parquet)`); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, files[0]); err != nil {
+		t.Fatal(err)
+	}
+	later := time.Now().Add(time.Minute)
+	if err := os.Chtimes(files[0], later, later); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok, err := q.smartDaysFor(ctx, cohort, now-24*3_600_000, now); err != nil || ok {
+		t.Fatalf("after: ok %v, %v: the Go path kept a repeated market", ok, err)
 	}
 }

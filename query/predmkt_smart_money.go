@@ -84,35 +84,41 @@ func (q *Queries) PredmktSmartMoney(ctx context.Context, p PredmktSmartMoneyPara
 	cohort := smartCohort(board, p.Category)
 	if p.Mode == "mispricings" {
 		return q.smartMispricings(ctx, p, from, now, func() ([]smartSide, error) {
-			days, mk, ok, err := q.smartDaysFor(ctx, cohort, from, now)
+			days, ix, ok, err := q.smartDaysFor(ctx, cohort, from, now)
 			if err != nil || !ok {
 				return q.smartBuysFromSQL(ctx, p.Category, cohort, from, now)
 			}
-			return smartBuysFromDays(days, mk, p.Category, strings.Split(cohort, ","), from, now), nil
+			return smartBuysFromDays(days, ix, p.Category, strings.Split(cohort, ","), from, now), nil
 		})
 	}
 	return q.smartFlows(ctx, p, from, now, func() ([]smartFlowAgg, error) {
-		days, mk, ok, err := q.smartDaysFor(ctx, cohort, from, now)
+		days, ix, ok, err := q.smartDaysFor(ctx, cohort, from, now)
 		if err != nil || !ok {
 			return q.smartFlowsFromSQL(ctx, p.Category, cohort, from, now)
 		}
-		return smartFlowsFromDays(days, mk, p.Category, strings.Split(cohort, ","), from, now), nil
+		return smartFlowsFromDays(days, ix, p.Category, strings.Split(cohort, ","), from, now), nil
 	})
 }
 
-// smartDaysFor is the window's compact days and markets (predmkt_smart_days.go); ok is
-// false when the SQL answers instead: an empty cohort or window (the SQL returns at
-// once), a window over more than smartDaysMax dates, data the Go path does not
-// reproduce. An error reading the days also leaves the request to the SQL.
-func (q *Queries) smartDaysFor(ctx context.Context, cohort string, from, now int64) ([]*smartDay, *smartMarkets, bool, error) {
+// smartDaysFor is the window's compact days (predmkt_smart_days.go) and the tape index
+// holding the market fields; ok is false when the SQL answers instead: an empty cohort
+// or window (the SQL returns at once), a window over more than smartDaysMax dates, a
+// market table that repeats a market, data the Go path does not reproduce. An error
+// reading the days also leaves the request to the SQL.
+func (q *Queries) smartDaysFor(ctx context.Context, cohort string, from, now int64) ([]*smartDay, *tapeIndex, bool, error) {
 	if cohort == "" {
 		return nil, nil, false, nil
 	}
-	lo, hi, ok, err := q.smartDates(ctx, from, now)
-	if err != nil || !ok {
-		return nil, nil, false, err
+	ix, err := q.predmktTape(ctx)
+	if err != nil {
+		return nil, nil, false, wrap(ctx, "predmkt smart_money", err)
 	}
-	return q.smartInputs(ctx, lo, hi)
+	lo, hi, ok := ix.tradeDates(from, now)
+	if !ok || ix.metaRepeats {
+		return nil, nil, false, nil
+	}
+	days, ok, err := q.smartInputs(ctx, lo, hi)
+	return days, ix, ok, err
 }
 
 // SmartMoneyCohort is the cohort list smart_money_flows.sql and smart_money_buys.sql
