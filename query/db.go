@@ -6,6 +6,7 @@ package query
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -21,7 +22,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	_ "github.com/duckdb/duckdb-go/v2" // the DuckDB driver
+	"github.com/duckdb/duckdb-go/v2"
 
 	"mdq/lake"
 )
@@ -66,11 +67,15 @@ type Queries struct {
 
 // store is the state every view of one store shares.
 type store struct {
-	db      *sql.DB
-	dir     string
-	timeout time.Duration
-	log     *slog.Logger
-	ext     sync.Map // per-store state of route files (in-memory caches), keyed by a type each file owns
+	db *sql.DB
+	// walletDB is a second pool on the same database for the per-wallet SQL
+	// (queryWallet), whose connections keep the Parquet footers they read
+	// (footerCaching): see openPools.
+	walletDB *sql.DB
+	dir      string
+	timeout  time.Duration
+	log      *slog.Logger
+	ext      sync.Map // per-store state of route files (in-memory caches), keyed by a type each file owns
 	// ddl serialises the catalog statements requests may run (views recreated,
 	// macros defined): two connections replacing the same entry at once fail one of
 	// them with DuckDB's "Catalog write-write conflict", which a request would answer
@@ -126,10 +131,6 @@ func Open(ctx context.Context, dir string, opt Options) (*Queries, error) {
 	// The settings travel in the DSN so that every connection of the pool has them.
 	dsn := fmt.Sprintf("?memory_limit=%dMB&threads=%d&temp_directory=%s",
 		b.DuckDB>>20, b.Threads, url.QueryEscape(b.TempDir))
-	db, err := sql.Open("duckdb", dsn)
-	if err != nil {
-		return nil, err
-	}
 	n := opt.Conns
 	if n <= 0 {
 		// One connection per core answers the cheap routes; more let a slow query (a
@@ -137,12 +138,14 @@ func Open(ctx context.Context, dir string, opt Options) (*Queries, error) {
 		// memory limit across connections, so this does not multiply either.
 		n = 2 * runtime.NumCPU()
 	}
-	db.SetMaxOpenConns(n)
-	db.SetMaxIdleConns(n)
+	db, walletDB, err := openPools(dsn, n)
+	if err != nil {
+		return nil, err
+	}
 	if !opt.NoGoLimit {
 		debug.SetMemoryLimit(b.Go)
 	}
-	q := &Queries{store: &store{db: db, dir: dir, timeout: opt.Timeout, log: opt.Logger, budget: b, serveStale: opt.ServeStale,
+	q := &Queries{store: &store{db: db, walletDB: walletDB, dir: dir, timeout: opt.Timeout, log: opt.Logger, budget: b, serveStale: opt.ServeStale,
 		ownSpill: opt.TempDir == ""}, now: opt.Now}
 	q.life, q.stop = context.WithCancel(context.Background())
 	if q.timeout <= 0 {
@@ -155,11 +158,60 @@ func Open(ctx context.Context, dir string, opt Options) (*Queries, error) {
 		q.log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	if err := q.Reload(ctx); err != nil {
+		walletDB.Close()
 		db.Close()
 		return nil, err
 	}
 	return q, nil
 }
+
+// openPools opens one DuckDB database and two connection pools on it, n connections
+// each: db for everything, and walletDB for the per-wallet SQL, whose connections keep
+// the Parquet footers they read (DuckDB's parquet_metadata_cache, set per connection).
+// A per-wallet request reads its wallet's bucket of the wallet-clustered tables five
+// or six times (three chains each); parsing those footers (91 row groups of 13
+// columns in one bucket's ethereum history at large) was a third of its time.
+// The setting stays off elsewhere because DuckDB never evicts a kept footer: kept
+// for every file the boards read, they came to 320 MB at large and would grow with
+// each day's files, outside DuckDB's memory limit. The per-wallet SQL reads the 96
+// files of the wallet tables (about 80 MB of footers in memory at large; they grow
+// with the history segment, not with the number of files) and each date's legs
+// files after the split, usually today's. A kept footer is used again only while
+// the file has the same device, inode, size and modification time, and every
+// publication writes a new file and renames it over the old one (a new inode), so
+// a republished file is always read afresh (TestParquetMetadataCacheSeesAReplacedFile).
+func openPools(dsn string, n int) (db, walletDB *sql.DB, err error) {
+	c, err := duckdb.NewConnector(dsn, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	db = sql.OpenDB(c) // closing db closes the connector, and so the database
+	walletDB = sql.OpenDB(footerCaching{c})
+	for _, p := range []*sql.DB{db, walletDB} {
+		p.SetMaxOpenConns(n)
+		p.SetMaxIdleConns(n)
+	}
+	return db, walletDB, nil
+}
+
+// footerCaching makes the connections of a pool keep Parquet footers. It does not
+// close the connector: the pool db owns it (database/sql closes a connector that
+// has a Close method).
+type footerCaching struct{ c *duckdb.Connector }
+
+func (f footerCaching) Connect(ctx context.Context) (driver.Conn, error) {
+	conn, err := f.c.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.(driver.ExecerContext).ExecContext(ctx, "LOAD parquet; SET parquet_metadata_cache = true", nil); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return conn, nil
+}
+
+func (f footerCaching) Driver() driver.Driver { return f.c.Driver() }
 
 // planBudget splits opt.Memory between DuckDB and Go and prepares the spill directory.
 func planBudget(dir string, opt Options) (Budget, error) {
@@ -225,6 +277,7 @@ func (q *Queries) Close() error {
 	case <-time.After(CloseGrace):
 		q.log.Warn("background builds still running at close; closing the database under them")
 	}
+	q.walletDB.Close() //nolint:errcheck // its connections go with the database below
 	err := q.db.Close()
 	q.removeEmptyFiles()
 	if q.ownSpill {

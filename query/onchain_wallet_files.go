@@ -182,7 +182,7 @@ func (q *Queries) queryWallet(ctx context.Context, text string, list func() (wal
 		if err != nil {
 			return nil, err
 		}
-		rows, err := q.db.QueryContext(ctx, text, append(append([]any{}, args...), tail(a)...)...)
+		rows, err := q.walletDB.QueryContext(ctx, text, append(append([]any{}, args...), tail(a)...)...)
 		if err == nil || try > 0 || ctx.Err() != nil || !a.gone() {
 			return rows, err
 		}
