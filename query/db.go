@@ -129,7 +129,10 @@ func Open(ctx context.Context, dir string, opt Options) (*Queries, error) {
 		return nil, err
 	}
 	// The settings travel in the DSN so that every connection of the pool has them.
-	dsn := fmt.Sprintf("?memory_limit=%dMB&threads=%d&temp_directory=%s",
+	// enable_external_file_cache off: DuckDB would keep a copy of the bytes of every
+	// Parquet file it reads in its buffer pool, up to its memory limit, while the page
+	// cache already holds them (TestDuckDBKeepsNoCopyOfLakeFiles).
+	dsn := fmt.Sprintf("?memory_limit=%dMB&threads=%d&enable_external_file_cache=false&temp_directory=%s",
 		b.DuckDB>>20, b.Threads, url.QueryEscape(b.TempDir))
 	n := opt.Conns
 	if n <= 0 {
