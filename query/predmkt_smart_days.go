@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"mdq/lake"
@@ -96,12 +97,10 @@ func (q *Queries) smartInputs(ctx context.Context, lo, hi string) (days []*smart
 			rd.readInBackground(q, lru, key, f.path, f.sig)
 			return nil, false, nil
 		}
-		day, err := q.readSmartDay(ctx, f.path)
+		day, err := rd.load(ctx, q, lru, key, f.path, f.sig)
 		if err != nil {
 			return nil, false, err
 		}
-		lru.put(key, day, day.bytes())
-		rd.read(f.path, f.sig)
 		days = append(days, day)
 	}
 	for _, d := range days {
@@ -116,14 +115,25 @@ func (q *Queries) smartInputs(ctx context.Context, lo, hi string) (days []*smart
 // the background reads in flight (one per version).
 type smartDayReads struct {
 	mu       sync.Mutex
-	last     map[string]string // file -> signature of the version read last (one entry per date)
-	inFlight map[string]bool   // cache key being read
+	last     map[string]string       // file -> signature of the version read last (one entry per date)
+	inFlight map[string]bool         // cache key being read in the background
+	loading  map[string]*smartDayRun // cache key being read by a request
+	loads    atomic.Int64            // reads made by requests (the tests count them)
+}
+
+// smartDayRun is a request's read of a day, which the requests asking for the same day
+// meanwhile wait for.
+type smartDayRun struct {
+	done chan struct{}
+	day  *smartDay
+	err  error
 }
 
 type smartDayReadsKey struct{}
 
 func (q *Queries) smartReads() *smartDayReads {
-	v, _ := q.ext.LoadOrStore(smartDayReadsKey{}, &smartDayReads{last: map[string]string{}, inFlight: map[string]bool{}})
+	v, _ := q.ext.LoadOrStore(smartDayReadsKey{}, &smartDayReads{last: map[string]string{}, inFlight: map[string]bool{},
+		loading: map[string]*smartDayRun{}})
 	return v.(*smartDayReads)
 }
 
@@ -135,11 +145,43 @@ func (r *smartDayReads) replaced(file, sig string) bool {
 	return ok && old != sig
 }
 
-// read records that sig is the version of file read last.
-func (r *smartDayReads) read(file, sig string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.last[file] = sig
+// load reads file's version sig into the cache under key and returns it, once however
+// many requests ask at the same time: the first reads it, the others wait for its
+// read (the large lake served under 16 connections from a cold start had sixteen
+// requests read the same two days side by side, 6 to 13 s each, where one read takes
+// 0.64 s). A waiter whose reader failed (its request may have ended) reads it itself.
+func (r *smartDayReads) load(ctx context.Context, q *Queries, lru *byteLRU[string, any], key, file, sig string) (*smartDay, error) {
+	for {
+		r.mu.Lock()
+		run, waiting := r.loading[key]
+		if !waiting {
+			run = &smartDayRun{done: make(chan struct{})}
+			r.loading[key] = run
+		}
+		r.mu.Unlock()
+		if waiting {
+			select {
+			case <-run.done:
+				if run.err == nil {
+					return run.day, nil
+				}
+				continue
+			case <-ctx.Done():
+				return nil, wrap(ctx, "predmkt smart_money", ctx.Err())
+			}
+		}
+		r.loads.Add(1)
+		run.day, run.err = q.readSmartDay(ctx, file)
+		r.mu.Lock()
+		delete(r.loading, key)
+		if run.err == nil {
+			lru.put(key, run.day, run.day.bytes())
+			r.last[file] = sig
+		}
+		r.mu.Unlock()
+		close(run.done)
+		return run.day, run.err
+	}
 }
 
 // readInBackground reads file's version sig into the cache under key, once however many

@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -236,5 +237,45 @@ func TestSmartMoneyDaysGiveWayOnARepeatedMarket(t *testing.T) {
 	}
 	if _, _, ok, err := q.smartDaysFor(ctx, cohort, now-24*3_600_000, now); err != nil || ok {
 		t.Fatalf("after: ok %v, %v: the Go path kept a repeated market", ok, err)
+	}
+}
+
+// TestSmartMoneyDaysReadOnceForConcurrentRequests: requests that need a day no one has
+// read yet, arriving together, read it once: one reads, the others wait for its read
+// and walk the same day (a cold large lake under 16 connections had every request read
+// the same days side by side, 6 to 13 s each).
+func TestSmartMoneyDaysReadOnceForConcurrentRequests(t *testing.T) {
+	ctx, end := context.Background(), testlake.Now()
+	q, _ := smartTestStore(t, end)
+	lo, hi := end.AddDate(0, 0, -1).Format(time.DateOnly), end.Format(time.DateOnly)
+	const n = 12
+	got := make([][]*smartDay, n)
+	errs := make([]error, n)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			days, ok, err := q.smartInputs(ctx, lo, hi)
+			if err == nil && !ok {
+				err = fmt.Errorf("the window fell back to the SQL")
+			}
+			got[i], errs[i] = days, err
+		}()
+	}
+	close(start)
+	wg.Wait()
+	for i := range n {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		if len(got[i]) != 2 || got[i][0] != got[0][0] || got[i][1] != got[0][1] {
+			t.Fatalf("request %d walked days %p, want the same two as request 0 (%p)", i, got[i], got[0])
+		}
+	}
+	if reads := q.smartReads().loads.Load(); reads != 2 {
+		t.Fatalf("%d reads of the window's two days by %d requests, want 2", reads, n)
 	}
 }
