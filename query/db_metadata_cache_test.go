@@ -14,12 +14,12 @@ import (
 
 // TestParquetMetadataCacheSeesAReplacedFile: the per-wallet pool keeps DuckDB's Parquet
 // footers between queries (parquet_metadata_cache; the main pool does not, since kept
-// footers are never evicted). A file is published by writing a new file and renaming it over the old one, so
-// a replaced file must be read afresh even when it has the old one's size and
-// modification time to the second: DuckDB checks a local file's cached footer against
-// its device, inode, size and modification time, and the rename gives it a new inode.
-// The footer's statistics decide the answer here (a range no old row group holds is
-// skipped), so a stale footer would answer 0 rows.
+// footers are never evicted). A file is published by writing a new file and renaming
+// it over the old one, so a replaced file must be read afresh even when it has the old
+// one's size and modification time to the second: DuckDB checks a local file's kept
+// footer against its device, inode, size and modification time, and the rename gives
+// it a new inode. The footer's statistics decide the answer here (a range no old row
+// group holds is skipped), so a stale footer would answer 0 rows.
 func TestParquetMetadataCacheSeesAReplacedFile(t *testing.T) {
 	ctx := context.Background()
 	dir := testlake.Copy(t)
