@@ -341,12 +341,34 @@ func (q *Queries) Reload(ctx context.Context) error {
 	defer q.ddl.Unlock()
 	for _, t := range lake.Tables() {
 		ddl, has := viewDDL(q.dir, t)
-		if _, err := q.db.ExecContext(ctx, ddl); err != nil {
+		if err := q.execDDL(ctx, ddl); err != nil {
 			return fmt.Errorf("view %s: %w", t.Name, err)
 		}
 		q.viewHas.Store(t.Name, has)
 	}
 	return nil
+}
+
+// execDDL runs a catalog statement (under q.ddl), again after a short wait when DuckDB
+// reports a write-write conflict on the catalog entry: the store's own statements are
+// serialised, but a statement a cancelled context interrupted can still be finishing
+// on its connection (a publication cancelled while it recreated a view), and DuckDB
+// refuses a second change of the same entry until that one ends. The conflict is gone
+// within milliseconds, and the statement is a replacement, so running it again is safe.
+func (q *Queries) execDDL(ctx context.Context, stmt string) error {
+	wait := 5 * time.Millisecond
+	for try := 0; ; try++ {
+		_, err := q.db.ExecContext(ctx, stmt)
+		if err == nil || try == 5 || ctx.Err() != nil || !strings.Contains(err.Error(), "write-write conflict") {
+			return err
+		}
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return err
+		}
+		wait *= 2
+	}
 }
 
 // ensureView recreates the views when t's view was made before t had files and it has

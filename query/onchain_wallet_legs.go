@@ -311,7 +311,7 @@ func (q *Queries) ensureWalletLegsMacro(ctx context.Context, st *legsState) erro
 		return nil // another request defined them while this one waited
 	}
 	for _, m := range []string{walletLegsMacroSQL, walletDaysMacroSQL} {
-		if _, err := q.db.ExecContext(ctx, m); err != nil {
+		if err := q.execDDL(ctx, m); err != nil {
 			return wrap(ctx, "onchain wallet legs", err)
 		}
 	}

@@ -1,0 +1,59 @@
+package query
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"mdq/internal/testlake"
+)
+
+// TestCatalogStatementWaitsOutAConflict: a catalog statement meeting DuckDB's
+// write-write conflict (another connection's change of the same view still open, as a
+// statement interrupted by a cancelled context can be) is run again once that change
+// ends, instead of failing the publication or request that made it; a conflict that
+// does not end still fails, with DuckDB's error.
+func TestCatalogStatementWaitsOutAConflict(t *testing.T) {
+	ctx := context.Background()
+	q, err := Open(ctx, testlake.Copy(t), Options{NoGoLimit: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	if _, err := q.db.ExecContext(ctx, "CREATE VIEW ddl_probe AS SELECT 1 AS x"); err != nil {
+		t.Fatal(err)
+	}
+	hold := func() func() {
+		conn, err := q.db.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.ExecContext(ctx, "BEGIN; CREATE OR REPLACE VIEW ddl_probe AS SELECT 2 AS x"); err != nil {
+			t.Fatal(err)
+		}
+		return func() {
+			if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
+				t.Error(err)
+			}
+			conn.Close()
+		}
+	}
+	// The other change ends 30 ms in: the statement succeeds and is the last word.
+	release := hold()
+	go func() { time.Sleep(30 * time.Millisecond); release() }()
+	if err := q.execDDL(ctx, "CREATE OR REPLACE VIEW ddl_probe AS SELECT 3 AS x"); err != nil {
+		t.Fatalf("statement after a conflict that ended: %v", err)
+	}
+	var x int
+	if err := q.db.QueryRowContext(ctx, "SELECT x FROM ddl_probe").Scan(&x); err != nil || x != 3 {
+		t.Fatalf("view answers %d (%v), want 3", x, err)
+	}
+	// A change held past every retry: the conflict is reported.
+	release = hold()
+	err = q.execDDL(ctx, "CREATE OR REPLACE VIEW ddl_probe AS SELECT 4 AS x")
+	release()
+	if err == nil || !strings.Contains(err.Error(), "write-write conflict") {
+		t.Fatalf("statement under a conflict that did not end: %v, want DuckDB's write-write conflict", err)
+	}
+}
