@@ -112,16 +112,15 @@ func (q *Queries) smartInputs(ctx context.Context, lo, hi string) (days []*smart
 }
 
 // smartDayReads remembers, per trades file, the version last read into the cache, and
-// the background reads in flight (one per version).
+// the reads in flight (one per version), a request's or a background one.
 type smartDayReads struct {
-	mu       sync.Mutex
-	last     map[string]string       // file -> signature of the version read last (one entry per date)
-	inFlight map[string]bool         // cache key being read in the background
-	loading  map[string]*smartDayRun // cache key being read by a request
-	loads    atomic.Int64            // reads made by requests (the tests count them)
+	mu      sync.Mutex
+	last    map[string]string       // file -> signature of the version read last (one entry per date)
+	loading map[string]*smartDayRun // cache key being read
+	loads   atomic.Int64            // reads made by requests (the tests count them)
 }
 
-// smartDayRun is a request's read of a day, which the requests asking for the same day
+// smartDayRun is a read of a day in flight, which the requests asking for the same day
 // meanwhile wait for.
 type smartDayRun struct {
 	done chan struct{}
@@ -132,8 +131,7 @@ type smartDayRun struct {
 type smartDayReadsKey struct{}
 
 func (q *Queries) smartReads() *smartDayReads {
-	v, _ := q.ext.LoadOrStore(smartDayReadsKey{}, &smartDayReads{last: map[string]string{}, inFlight: map[string]bool{},
-		loading: map[string]*smartDayRun{}})
+	v, _ := q.ext.LoadOrStore(smartDayReadsKey{}, &smartDayReads{last: map[string]string{}, loading: map[string]*smartDayRun{}})
 	return v.(*smartDayReads)
 }
 
@@ -145,6 +143,31 @@ func (r *smartDayReads) replaced(file, sig string) bool {
 	return ok && old != sig
 }
 
+// start registers a read of key, or returns the read of key in flight (started false).
+func (r *smartDayReads) start(key string) (run *smartDayRun, started bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if run, ok := r.loading[key]; ok {
+		return run, false
+	}
+	run = &smartDayRun{done: make(chan struct{})}
+	r.loading[key] = run
+	return run, true
+}
+
+// finish ends run with its outcome: a day read is kept under key, as file's version sig.
+func (r *smartDayReads) finish(lru *byteLRU[string, any], run *smartDayRun, key, file, sig string, day *smartDay, err error) {
+	r.mu.Lock()
+	delete(r.loading, key)
+	if err == nil {
+		lru.put(key, day, day.bytes())
+		r.last[file] = sig
+	}
+	run.day, run.err = day, err
+	r.mu.Unlock()
+	close(run.done)
+}
+
 // load reads file's version sig into the cache under key and returns it, once however
 // many requests ask at the same time: the first reads it, the others wait for its
 // read (the large lake served under 16 connections from a cold start had sixteen
@@ -152,14 +175,8 @@ func (r *smartDayReads) replaced(file, sig string) bool {
 // 0.64 s). A waiter whose reader failed (its request may have ended) reads it itself.
 func (r *smartDayReads) load(ctx context.Context, q *Queries, lru *byteLRU[string, any], key, file, sig string) (*smartDay, error) {
 	for {
-		r.mu.Lock()
-		run, waiting := r.loading[key]
-		if !waiting {
-			run = &smartDayRun{done: make(chan struct{})}
-			r.loading[key] = run
-		}
-		r.mu.Unlock()
-		if waiting {
+		run, started := r.start(key)
+		if !started {
 			select {
 			case <-run.done:
 				if run.err == nil {
@@ -171,45 +188,28 @@ func (r *smartDayReads) load(ctx context.Context, q *Queries, lru *byteLRU[strin
 			}
 		}
 		r.loads.Add(1)
-		run.day, run.err = q.readSmartDay(ctx, file)
-		r.mu.Lock()
-		delete(r.loading, key)
-		if run.err == nil {
-			lru.put(key, run.day, run.day.bytes())
-			r.last[file] = sig
-		}
-		r.mu.Unlock()
-		close(run.done)
-		return run.day, run.err
+		day, err := q.readSmartDay(ctx, file)
+		r.finish(lru, run, key, file, sig, day, err)
+		return day, err
 	}
 }
 
 // readInBackground reads file's version sig into the cache under key, once however many
 // requests ask, under the store's life (Close cancels it and waits).
 func (r *smartDayReads) readInBackground(q *Queries, lru *byteLRU[string, any], key, file, sig string) {
-	r.mu.Lock()
-	if r.inFlight[key] {
-		r.mu.Unlock()
+	run, started := r.start(key)
+	if !started {
 		return
 	}
-	r.inFlight[key] = true
-	r.mu.Unlock()
 	q.background(func(life context.Context) {
 		ctx, cancel := context.WithTimeout(life, max(q.timeout, time.Minute))
 		defer cancel()
 		day, err := q.readSmartDay(ctx, file)
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		delete(r.inFlight, key)
-		if err != nil {
+		if err != nil && life.Err() == nil {
 			// The SQL keeps answering; the next request asks again.
-			if life.Err() == nil {
-				q.log.Warn("smart_money: reading a trades day", "file", file, "err", err.Error())
-			}
-			return
+			q.log.Warn("smart_money: reading a trades day", "file", file, "err", err.Error())
 		}
-		lru.put(key, day, day.bytes())
-		r.last[file] = sig
+		r.finish(lru, run, key, file, sig, day, err)
 	})
 }
 
