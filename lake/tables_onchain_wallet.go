@@ -49,3 +49,49 @@ var OnchainWalletDays = Register(&Table{
 	RowGroup: 16384, // as onchain_wallet_legs: fewer groups, a smaller footer to parse per read
 	Routes:   []string{"/v1/onchain/wallets/{address}", "/v1/onchain/wallets/{address}/pnl"},
 })
+
+// OnchainWalletEdges is the legs of the window-edge days of the lake's serving date, per
+// wallet bucket: the summary's five windows end now, and a day a window starts in (or
+// now falls in) cannot be summed whole, so the summary reads those days as legs. Read
+// from onchain_wallet_legs, each of the four edge days is a separate read walking the
+// wallet's bucket file (about 90 row groups at large) on every chain; here the edge
+// days of every segment sit together in a file a twentieth of the size, read once. The
+// serving date D is the day after the wallet segments' recent split R (the newest date
+// of the lake, whose legs are read from onchain_legs itself): the edge days are D,
+// D-1, D-7, D-30 and D-90, of the legs dated up to R. Each publication of the segments
+// writes a new version (built = a tag of the split and its sources), then the sidecar
+// onchain/wallet_edges/_edges.json naming it, then removes the older versions; a
+// request whose clock is not on D, or whose split is not the version's, reads the
+// segments as before (query/onchain_wallet_edges.go).
+var OnchainWalletEdges = Register(&Table{
+	Name: "onchain_wallet_edges", Area: "onchain", Prefix: "onchain/wallet_edges", Partitions: []string{"built", "chain", "bucket"}, File: "edges.parquet", Derived: true,
+	Doc:      "Derived with onchain_wallet_legs (sql/onchain/wallet_edges_publish.sql): the legs dated up to the recent split R whose block_time falls on one of the window-edge days of the serving date D = R + 1 (D, D-1, D-7, D-30, D-90), one file per (version, chain, bucket = first hex digit of the wallet), sorted by wallet then time; built names the version (the split and its sources), kept in onchain/wallet_edges/_edges.json.",
+	Columns:  legColumns,
+	SortBy:   []string{"wallet", "block_time", "tx_hash", "log_index", "dir"},
+	RowGroup: 16384, // as onchain_wallet_legs
+	Routes:   []string{"/v1/onchain/wallets/{address}"},
+})
+
+// OnchainWalletBands is, beside onchain_wallet_edges and in the same versions, the
+// summary's whole days already summed per window: a day that no window starts in and
+// that is not the serving date lies in the same window band for every clock of the
+// serving date, so its sums can be added up per (wallet, token, band) once. A busy
+// wallet's daily sums are tens of thousands of rows (tokens times days); its bands are
+// at most four rows per token.
+var OnchainWalletBands = Register(&Table{
+	Name: "onchain_wallet_bands", Area: "onchain", Prefix: "onchain/wallet_bands", Partitions: []string{"built", "chain", "bucket"}, File: "bands.parquet", Derived: true,
+	Doc: "Derived with onchain_wallet_edges (sql/onchain/wallet_bands_publish.sql), same versions: onchain_wallet_days summed per (wallet, token, band) over the days up to the recent split R before the serving date D = R + 1 that are not window-edge days, band being the narrowest summary window holding the day on D (2 = 7d, 3 = 30d, 4 = 90d, 5 = older).",
+	Columns: []Column{
+		{"wallet", "VARCHAR", "0x hex", "the wallet"},
+		{"token", "VARCHAR", "0x hex", "token contract; 0x000...0 for the native coin"},
+		{"band", "INTEGER", "2 to 5", "2: the day is in the 7d window on D; 3: 30d; 4: 90d; 5: older"},
+		{"inflow", "DECIMAL(38, 6)", "USD", "sum of the days' inflow; NULL without one"},
+		{"outflow", "DECIMAL(38, 6)", "USD", "sum of the days' outflow; NULL without one"},
+		{"tx_count", "BIGINT", "", "the days' transfers (a self-transfer once)"},
+		{"first_time", "TIMESTAMP", "UTC", "first block_time of those days"},
+		{"last_time", "TIMESTAMP", "UTC", "last block_time of those days"},
+	},
+	SortBy:   []string{"wallet", "token", "band"},
+	RowGroup: 16384,
+	Routes:   []string{"/v1/onchain/wallets/{address}"},
+})

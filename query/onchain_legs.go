@@ -94,7 +94,7 @@ func (q *Queries) ensureLegsPublished(ctx context.Context, st *legsState) error 
 		return &StoreError{Op: op, Err: err}
 	}
 	if cur {
-		for _, t := range []*lake.Table{lake.OnchainLegs, lake.OnchainLegsByToken, lake.OnchainWalletLegs, lake.OnchainWalletDays} {
+		for _, t := range []*lake.Table{lake.OnchainLegs, lake.OnchainLegsByToken, lake.OnchainWalletLegs, lake.OnchainWalletDays, lake.OnchainWalletEdges, lake.OnchainWalletBands} {
 			if err := q.ensureView(ctx, t); err != nil {
 				return wrap(ctx, op, err)
 			}

@@ -80,7 +80,11 @@ func (q *Queries) PublishOnchainLegs(ctx context.Context) (LegsPublication, erro
 		if err != nil {
 			return pub, &StoreError{Op: op, Err: err}
 		}
-		if walletLegsCurrent(src, side) {
+		edges, err := walletEdgesCurrent(q.dir, side)
+		if err != nil {
+			return pub, &StoreError{Op: op, Err: err}
+		}
+		if walletLegsCurrent(src, side) && edges {
 			pub.Wallet = WalletSegmentsPublication{History: side.History, Recent: side.Recent}
 			pub.Took = time.Since(start)
 			return pub, nil
@@ -164,7 +168,10 @@ func (q *Queries) onchainLegsCurrent() (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return walletLegsCurrent(src, side), nil
+	if !walletLegsCurrent(src, side) {
+		return false, nil
+	}
+	return walletEdgesCurrent(q.dir, side)
 }
 
 // transferPartitions maps each onchain_transfers partition ("chain=X/date=D") to its

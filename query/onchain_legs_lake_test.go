@@ -3,6 +3,7 @@ package query_test
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -18,7 +19,9 @@ import (
 )
 
 // legsContent is an order-free digest of every published legs partition of both
-// tables: partition -> "rows:hash".
+// tables, and of the onchain_wallet_edges and _bands files of the version its sidecar names
+// (keyed without the version, which names the sources' file signatures):
+// partition -> "rows:hash".
 func legsContent(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	db, err := sql.Open("duckdb", "")
@@ -40,6 +43,31 @@ func legsContent(t *testing.T, dir string) map[string]string {
 			}
 			rel, _ := filepath.Rel(dir, f)
 			out[filepath.ToSlash(rel)] = fmt.Sprintf("%d:%s", n, h)
+		}
+	}
+	var side struct{ Built string }
+	if b, err := os.ReadFile(filepath.Join(dir, "onchain", "wallet_edges", "_edges.json")); err == nil {
+		if err := json.Unmarshal(b, &side); err != nil || side.Built == "" {
+			t.Fatalf("edges sidecar %q: %v", b, err)
+		}
+		var files []string
+		for _, tb := range []*lake.Table{lake.OnchainWalletEdges, lake.OnchainWalletBands} {
+			fs, err := tb.Files(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			files = append(files, fs...)
+		}
+		for _, f := range files {
+			if !strings.Contains(filepath.ToSlash(f), "/built="+side.Built+"/") {
+				continue
+			}
+			var n int64
+			var h string
+			if err := db.QueryRow("SELECT count(*), CAST(coalesce(sum(hash(r)::HUGEINT), 0) AS VARCHAR) FROM read_parquet("+lake.QuoteString(f)+", hive_partitioning = false) r").Scan(&n, &h); err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			out[filepath.Base(f)+"/"+filepath.Base(filepath.Dir(filepath.Dir(f)))+"/"+filepath.Base(filepath.Dir(f))] = fmt.Sprintf("%d:%s", n, h)
 		}
 	}
 	return out

@@ -31,9 +31,10 @@ type WalletSummary struct {
 }
 
 // OnchainWallet returns a wallet's summary across every chain; idle windows are zeroed.
-// It reads the Go per-wallet index (the wallet's legs, no SQL); wallet.sql answers a
-// wallet the index cannot sum exactly in int64 (over 10^12 USD on a chain) and is the
-// index's reference in the tests and benchmarks.
+// wallet.sql defines it over the wallet segments (onchain_wallet_days for whole days,
+// the legs for the days a window edge falls in); on the serving date of the published
+// onchain_wallet_edges, wallet_edges.sql reads those edge days' legs from them, and the
+// whole days already summed per window from onchain_wallet_bands.
 func (q *Queries) OnchainWallet(ctx context.Context, address string) (WalletSummary, error) {
 	if err := q.onchainLegs(ctx); err != nil {
 		return WalletSummary{}, err
@@ -46,8 +47,32 @@ func (q *Queries) onchainWalletSQL(ctx context.Context, address string) (WalletS
 	ctx, cancel := q.ctx(ctx)
 	defer cancel()
 	var out WalletSummary
-	rows, err := q.queryWallet(ctx, onchainWalletSQL, func() (walletArgs, error) { return q.walletArgs(ctx, address, "") },
-		walletArgs.daysTail, address, micros(q.Now()))
+	now := q.Now()
+	// With the edges of the split and of now's date published, the edge days are read
+	// from them (wallet_edges.sql), else from the segments (wallet.sql).
+	list := func() (walletArgs, error) {
+		a, err := q.walletArgs(ctx, address, "")
+		if err != nil {
+			return a, err
+		}
+		if built := q.walletEdgesFor(a.tag, now); built != "" {
+			err = q.walletEdgeFiles(ctx, built, address, &a)
+		}
+		return a, err
+	}
+	pick := func(a walletArgs) string {
+		if a.edges != nil {
+			return walletEdgesSQL
+		}
+		return onchainWalletSQL
+	}
+	tail := func(a walletArgs) []any {
+		if a.edges != nil {
+			return a.edgesTail()
+		}
+		return a.daysTail()
+	}
+	rows, err := q.queryWalletPick(ctx, pick, list, tail, address, micros(now))
 	if err != nil {
 		return out, wrap(ctx, "onchain wallet", err)
 	}

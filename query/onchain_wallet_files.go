@@ -25,6 +25,11 @@ type walletArgs struct {
 	days  []string // the same for onchain_wallet_days
 	today []string // the onchain_legs files dated after r
 	other []string // compare: the other wallet's legs segment files
+	edges []string // the summary: its bucket's onchain_wallet_edges files (walletEdgeFiles)
+	bands []string // and its onchain_wallet_bands files
+
+	tag    string   // walletSplitTag of the split (h, r)
+	chains []string // the chains listed
 }
 
 // legsTail and daysTail are the last arguments of the SQL files reading wallet_legs
@@ -32,11 +37,17 @@ type walletArgs struct {
 func (a walletArgs) legsTail() []any { return []any{a.h, a.r, a.legs, a.today} }
 func (a walletArgs) daysTail() []any { return []any{a.h, a.r, a.legs, a.days, a.today} }
 
+// edgesTail is the last arguments of wallet_edges.sql: r, the edges, bands and
+// today's legs files.
+func (a walletArgs) edgesTail() []any { return []any{a.r, a.edges, a.bands, a.today} }
+
 // walletArgs lists the files of wallet address on chain (empty for every chain) at the
 // last published split.
 func (q *Queries) walletArgs(ctx context.Context, address, chain string) (walletArgs, error) {
-	h, r := q.walletSplit()
-	return q.walletArgsAt(ctx, q.dir, address, chain, h, r)
+	h, r, tag := q.walletSplitTagged()
+	a, err := q.walletArgsAt(ctx, q.dir, address, chain, h, r)
+	a.tag = tag
+	return a, err
 }
 
 // walletArgsAt lists them at the split (h, r), the segments read from the lake at
@@ -67,6 +78,7 @@ func (q *Queries) walletArgsAt(ctx context.Context, segDir, address, chain, h, r
 		}
 		sort.Strings(chains)
 	}
+	a.chains = chains
 	bucket := ""
 	if len(address) > 2 {
 		bucket = address[2:3]
@@ -137,7 +149,7 @@ func partitionValues(dir, key string) []string {
 
 // gone reports whether one of the listed files no longer exists.
 func (a walletArgs) gone() bool {
-	for _, l := range [][]string{a.legs, a.days, a.today, a.other} {
+	for _, l := range [][]string{a.legs, a.days, a.today, a.other, a.edges, a.bands} {
 		for _, f := range l {
 			if _, err := os.Stat(f); errors.Is(err, os.ErrNotExist) {
 				return true
@@ -177,12 +189,18 @@ func (q *Queries) walletEmptyFiles(context.Context) (walletEmpty, error) {
 // the first run failed because a listed file went away under it (a publication removed
 // a segment or a day's legs file; a rewritten file keeps its path).
 func (q *Queries) queryWallet(ctx context.Context, text string, list func() (walletArgs, error), tail func(walletArgs) []any, args ...any) (*sql.Rows, error) {
+	return q.queryWalletPick(ctx, func(walletArgs) string { return text }, list, tail, args...)
+}
+
+// queryWalletPick is queryWallet with the SQL picked for each listing (the summary's
+// depends on whether the edges apply).
+func (q *Queries) queryWalletPick(ctx context.Context, text func(walletArgs) string, list func() (walletArgs, error), tail func(walletArgs) []any, args ...any) (*sql.Rows, error) {
 	for try := 0; ; try++ {
 		a, err := list()
 		if err != nil {
 			return nil, err
 		}
-		rows, err := q.walletDB.QueryContext(ctx, text, append(append([]any{}, args...), tail(a)...)...)
+		rows, err := q.walletDB.QueryContext(ctx, text(a), append(append([]any{}, args...), tail(a)...)...)
 		if err == nil || try > 0 || ctx.Err() != nil || !a.gone() {
 			return rows, err
 		}
@@ -216,6 +234,15 @@ func (q *Queries) WalletSQLArgs(ctx context.Context, file, chain, a, b, h, r str
 	switch filepath.Base(file) {
 	case "wallet.sql", "wallet_pnl.sql":
 		return x.daysTail(), nil
+	case "wallet_edges.sql": // the published edges, whichever split they are of
+		e, err := readWalletEdgesSide(q.dir)
+		if err != nil {
+			return nil, err
+		}
+		if err := q.walletEdgeFiles(ctx, e.Built, a, &x); err != nil {
+			return nil, err
+		}
+		return x.edgesTail(), nil
 	case "wallet_compare.sql":
 		y, err := q.walletArgsAt(ctx, q.dir, b, chain, h, r)
 		x.other = y.legs

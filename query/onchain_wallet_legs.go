@@ -48,6 +48,7 @@ type WalletSegmentsPublication struct {
 	History, Recent string   // the split dates now published
 	Compacted       bool     // the history segments moved to the new split
 	Written         []string // segment files rewritten ("chain=X/segment=S", all buckets)
+	Edges           string   // the serving date onchain_wallet_edges was written for ("": not written)
 	Took            time.Duration
 }
 
@@ -139,8 +140,14 @@ func (q *Queries) publishWalletLegs(ctx context.Context, conn *sql.Conn, src map
 	r := walletSplitFor(src)
 	pub := WalletSegmentsPublication{History: side.History, Recent: side.Recent}
 	if walletLegsCurrent(src, side) {
+		// The edges, unless current (a lake published before they existed).
+		wrote, err := q.publishWalletEdges(ctx, conn, side)
+		if err == nil && wrote {
+			pub.Edges = edgesDay(side.Recent)
+			err = q.Reload(ctx) // the table's first files need its view
+		}
 		pub.Took = time.Since(start)
-		return pub, nil
+		return pub, err
 	}
 	if r == "" { // fewer than two days: everything from the per-date legs
 		if err := removeWalletLegs(q.dir); err != nil {
@@ -202,10 +209,17 @@ func (q *Queries) publishWalletLegs(ctx context.Context, conn *sql.Conn, src map
 			pub.Written = append(pub.Written, "chain="+c+"/segment=recent")
 		}
 	}
-	if err := writeWalletLegsSide(q.dir, walletLegsSide{History: h, Recent: r, Sources: upTo(src, r)}); err != nil {
+	side = walletLegsSide{History: h, Recent: r, Sources: upTo(src, r)}
+	if err := writeWalletLegsSide(q.dir, side); err != nil {
 		return pub, err
 	}
-	if err := q.Reload(ctx); err != nil { // the table's first files need its view
+	// The summary reads the segments until the edges of the new split are published.
+	if wrote, err := q.publishWalletEdges(ctx, conn, side); err != nil {
+		return pub, err
+	} else if wrote {
+		pub.Edges = edgesDay(r)
+	}
+	if err := q.Reload(ctx); err != nil { // the tables' first files need their views
 		return pub, err
 	}
 	pub.History, pub.Recent, pub.Took = h, r, time.Since(start)
@@ -246,6 +260,9 @@ func (q *Queries) writeWalletSegment(ctx context.Context, conn *sql.Conn, c, seg
 var walletBuckets = []string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "a", "b", "c", "d", "e", "f"}
 
 func removeWalletLegs(dir string) error {
+	if err := removeWalletEdges(dir, ""); err != nil {
+		return err
+	}
 	for _, t := range []*lake.Table{lake.OnchainWalletLegs, lake.OnchainWalletDays} {
 		files, err := t.Files(dir)
 		if err != nil {
@@ -267,6 +284,7 @@ type walletSplitEntry struct {
 	size  int64
 	mtime time.Time
 	h, r  string
+	tag   string // walletSplitTag of the sidecar ("" without a split)
 }
 
 // walletSplit returns the split dates (h, r) a per-wallet query passes to wallet_legs:
@@ -274,24 +292,30 @@ type walletSplitEntry struct {
 // publication. It stats the sidecar (a few microseconds) and parses it only when it
 // changed.
 func (q *Queries) walletSplit() (h, r string) {
+	h, r, _ = q.walletSplitTagged()
+	return h, r
+}
+
+// walletSplitTagged is walletSplit with the split's walletSplitTag ("" without one).
+func (q *Queries) walletSplitTagged() (h, r, tag string) {
 	f := filepath.Join(q.dir, filepath.FromSlash(walletLegsSourcesFile))
 	st, err := os.Stat(f)
 	if err != nil {
-		return noSplit, noSplit
+		return noSplit, noSplit, ""
 	}
 	if v, ok := walletSplitCache.Load(q.dir); ok {
 		e := v.(*walletSplitEntry)
 		if e.size == st.Size() && e.mtime.Equal(st.ModTime()) {
-			return e.h, e.r
+			return e.h, e.r, e.tag
 		}
 	}
 	side, err := readWalletLegsSide(q.dir)
-	e := &walletSplitEntry{size: st.Size(), mtime: st.ModTime(), h: side.History, r: side.Recent}
+	e := &walletSplitEntry{size: st.Size(), mtime: st.ModTime(), h: side.History, r: side.Recent, tag: walletSplitTag(side)}
 	if err != nil || e.h == "" || e.r == "" {
-		e.h, e.r = noSplit, noSplit
+		e.h, e.r, e.tag = noSplit, noSplit, ""
 	}
 	walletSplitCache.Store(q.dir, e)
-	return e.h, e.r
+	return e.h, e.r, e.tag
 }
 
 // WalletLegsSplit is walletSplit for benchmarks and tests that run the per-wallet SQL

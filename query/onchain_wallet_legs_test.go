@@ -104,6 +104,7 @@ func checkWalletLegs(t *testing.T, q *query.Queries, step string) {
 	if len(wallets) < 5 {
 		t.Fatalf("%s: %d wallets sampled", step, len(wallets))
 	}
+	checkWalletEdges(t, q, step, wallets)
 	now := testlake.Now()
 	us := func(c time.Time, d time.Duration) int64 { return c.Add(-d).UnixMicro() }
 	const day = 24 * time.Hour
@@ -145,6 +146,71 @@ func checkWalletLegs(t *testing.T, q *query.Queries, step string) {
 				if perDate := sqlRows(t, q, tc.file, append(tc.args, tail(tc.file, tc.chain, tc.b, perDate, perDate)...)...); !reflect.DeepEqual(perDate, want) {
 					t.Fatalf("%s: %s %v at %s: per-date legs give\n%v\nthe SQL before\n%v", step, tc.file, tc.args, c, perDate, want)
 				}
+			}
+		}
+	}
+}
+
+// checkWalletEdges: onchain_wallet_edges holds exactly the segments' legs whose block
+// date is one of the edge days of its serving date (the day after the recent split r),
+// and wallet_edges.sql reading it answers as the SQL before at clocks across that day.
+func checkWalletEdges(t *testing.T, q *query.Queries, step string, wallets []string) {
+	t.Helper()
+	ctx := context.Background()
+	h, r := q.WalletLegsSplit()
+	d := q.WalletEdgesDay()
+	rd, err := time.Parse(time.DateOnly, r)
+	if err != nil || d != rd.AddDate(0, 0, 1).Format(time.DateOnly) {
+		t.Fatalf("%s: edges published for %q, split to %s", step, d, r)
+	}
+	day, _ := time.Parse(time.DateOnly, d)
+	var edges []time.Time
+	for _, k := range []int{0, 1, 7, 30, 90} {
+		edges = append(edges, day.AddDate(0, 0, -k))
+	}
+	legCols := "chain, wallet, cp, token, block_time, dir, amount, usd, priced, self, tx_hash, log_index, block_number"
+	var n, extra, missing int64
+	if err := q.DB().QueryRowContext(ctx, `WITH seg AS (
+		SELECT `+legCols+` FROM onchain_wallet_legs WHERE segment = 'history' AND date <= CAST($1 AS DATE)
+		UNION ALL SELECT `+legCols+` FROM onchain_wallet_legs WHERE segment = 'recent' AND date > CAST($1 AS DATE) AND date <= CAST($2 AS DATE)),
+		want AS (SELECT * FROM seg WHERE list_contains(CAST($3 AS DATE[]), CAST(block_time AS DATE))),
+		got AS (SELECT `+legCols+` FROM onchain_wallet_edges)
+		SELECT (SELECT count(*) FROM got), (SELECT count(*) FROM (SELECT * FROM got EXCEPT ALL SELECT * FROM want)),
+		       (SELECT count(*) FROM (SELECT * FROM want EXCEPT ALL SELECT * FROM got))`, h, r, edges).Scan(&n, &extra, &missing); err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 || extra != 0 || missing != 0 {
+		t.Fatalf("%s: edges of %s hold %d legs, %d the segments' edge days lack, and lack %d", step, d, n, extra, missing)
+	}
+	// The bands: the segments' legs of the other days before d, summed per band by the
+	// window holding the day on d.
+	bandCols := "chain, wallet, token, band, inflow, outflow, tx_count, first_time, last_time"
+	if err := q.DB().QueryRowContext(ctx, `WITH seg AS (
+		SELECT `+legCols+` FROM onchain_wallet_legs WHERE segment = 'history' AND date <= CAST($1 AS DATE)
+		UNION ALL SELECT `+legCols+` FROM onchain_wallet_legs WHERE segment = 'recent' AND date > CAST($1 AS DATE) AND date <= CAST($2 AS DATE)),
+		want AS (SELECT chain, wallet, token, CASE WHEN day_diff <= 6 THEN 2 WHEN day_diff <= 29 THEN 3 WHEN day_diff <= 89 THEN 4 ELSE 5 END AS band,
+			sum(usd) FILTER (WHERE dir = 1) AS inflow, sum(usd) FILTER (WHERE dir = -1) AS outflow,
+			count(*) FILTER (WHERE NOT (self AND dir = -1)) AS tx_count, min(block_time) AS first_time, max(block_time) AS last_time
+			FROM (SELECT *, date_diff('day', CAST(block_time AS DATE), CAST($4 AS DATE)) AS day_diff FROM seg)
+			WHERE day_diff >= 1 AND NOT list_contains(CAST($3 AS DATE[]), CAST(block_time AS DATE)) GROUP BY ALL),
+		got AS (SELECT `+bandCols+` FROM onchain_wallet_bands)
+		SELECT (SELECT count(*) FROM got), (SELECT count(*) FROM (SELECT * FROM got EXCEPT ALL SELECT * FROM want)),
+		       (SELECT count(*) FROM (SELECT * FROM want EXCEPT ALL SELECT * FROM got))`, h, r, edges, day).Scan(&n, &extra, &missing); err != nil {
+		t.Fatal(err)
+	}
+	if extra != 0 || missing != 0 { // none before the lake's third day
+		t.Fatalf("%s: bands of %s hold %d rows, %d the segments' legs do not sum to, and lack %d", step, d, n, extra, missing)
+	}
+	for _, c := range []time.Time{day, day.Add(9*time.Hour + 17*time.Minute), day.Add(24*time.Hour - time.Microsecond)} {
+		for _, w := range wallets {
+			args := []any{w, c.UnixMicro()}
+			tail, err := q.WalletSQLArgs(ctx, "onchain/wallet_edges.sql", "", w, "", h, r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := sqlRows(t, q, "onchain/wallet_edges.sql", append(args, tail...)...)
+			if want := beforeRows(t, q, "onchain/wallet.sql", args...); !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s: wallet_edges.sql for %s at %s gives\n%v\nthe SQL before\n%v", step, w, c, got, want)
 			}
 		}
 	}

@@ -68,6 +68,9 @@ func publishDerived(ctx context.Context, q *query.Queries, out io.Writer) error 
 		len(legs.Written), legs.Partitions, len(legs.Removed), legs.Took.Round(time.Millisecond))
 	fmt.Fprintf(out, "onchain wallet legs: history to %s, recent to %s, compacted %v, %d segments rewritten, in %s\n",
 		legs.Wallet.History, legs.Wallet.Recent, legs.Wallet.Compacted, len(legs.Wallet.Written), legs.Wallet.Took.Round(time.Millisecond))
+	if legs.Wallet.Edges != "" {
+		fmt.Fprintf(out, "onchain wallet edges: written for %s\n", legs.Wallet.Edges)
+	}
 	days, err := q.PublishDayTables(ctx)
 	if err != nil {
 		return err

@@ -1,0 +1,376 @@
+package query
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"mdq/lake"
+	sqlfiles "mdq/sql"
+)
+
+var (
+	walletEdgesSQL        = sqlfiles.MustRead("onchain/wallet_edges.sql")
+	walletEdgesPublishSQL = sqlfiles.MustRead("onchain/wallet_edges_publish.sql")
+	walletBandsPublishSQL = sqlfiles.MustRead("onchain/wallet_bands_publish.sql")
+	legsDayRangesSQL      = sqlfiles.MustRead("onchain/legs_day_ranges.sql")
+)
+
+// walletEdgesFile is the sidecar of onchain_wallet_edges: the version the reads take.
+const walletEdgesFile = "onchain/wallet_edges/_edges.json"
+
+// walletEdgesSide names the published version of onchain_wallet_edges.
+type walletEdgesSide struct {
+	Built string `json:"built"` // the built= directory: Day, then the tag of the split
+	Day   string `json:"day"`   // the serving date D = Recent + 1 day
+	Tag   string `json:"tag"`   // walletSplitTag of the wallet segments the edges were read with
+	// Days is, per onchain_legs file read ("chain=X/date=D"), its signature and the
+	// dates of its first and last block_time ("size:mtime lo hi"): a publication reads
+	// the dates of the files that changed only.
+	Days map[string]string `json:"days,omitempty"`
+}
+
+// walletEdgeDays are the days the summary reads as legs on serving date d: d itself
+// (now falls in it) and the days its 24h, 7d, 30d and 90d windows start in.
+func walletEdgeDays(d time.Time) []time.Time {
+	out := make([]time.Time, 0, 5)
+	for _, k := range []int{0, 1, 7, 30, 90} {
+		out = append(out, d.AddDate(0, 0, -k))
+	}
+	return out
+}
+
+// walletSplitTag identifies a publication of the wallet segments: the split dates and
+// the signatures of the transfers files their legs come from. Equal tags, same legs.
+func walletSplitTag(side walletLegsSide) string {
+	parts := make([]string, 0, len(side.Sources))
+	for p, sig := range side.Sources {
+		parts = append(parts, p+"="+sig)
+	}
+	sort.Strings(parts)
+	h := sha256.Sum256([]byte(side.History + "|" + side.Recent + "|" + strings.Join(parts, ",")))
+	return hex.EncodeToString(h[:6])
+}
+
+// edgesServingDay is the serving date the edges of a split with recent date r are for:
+// the day after r, the newest date of the lake (its legs are read from onchain_legs).
+func edgesServingDay(r string) (time.Time, bool) {
+	t, err := time.Parse(time.DateOnly, r)
+	if err != nil || r == noSplit {
+		return time.Time{}, false
+	}
+	return t.AddDate(0, 0, 1), true
+}
+
+// edgesDay is edgesServingDay as a date ("" without one).
+func edgesDay(r string) string {
+	d, ok := edgesServingDay(r)
+	if !ok {
+		return ""
+	}
+	return d.Format(time.DateOnly)
+}
+
+func readWalletEdgesSide(dir string) (walletEdgesSide, error) {
+	var side walletEdgesSide
+	b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(walletEdgesFile)))
+	if errors.Is(err, os.ErrNotExist) {
+		return side, nil
+	}
+	if err != nil {
+		return side, err
+	}
+	if json.Unmarshal(b, &side) != nil {
+		return walletEdgesSide{}, nil // a damaged sidecar only costs a publication
+	}
+	return side, nil
+}
+
+// walletEdgesCurrent reports whether the published edges are those of the wallet
+// segments side describes (none are due without a split).
+func walletEdgesCurrent(dir string, side walletLegsSide) (bool, error) {
+	if _, ok := edgesServingDay(side.Recent); !ok || side.History == "" {
+		return true, nil
+	}
+	e, err := readWalletEdgesSide(dir)
+	return err == nil && e.Tag == walletSplitTag(side), err
+}
+
+// publishWalletEdges writes onchain_wallet_edges for the wallet segments side describes
+// (just published by publishWalletLegs, under the legs lock), unless it is current. A
+// new version goes to its own built= directory, every file atomically; the sidecar
+// then names it and the older versions are removed. A cancelled publication leaves the
+// sidecar naming the previous version, which stays whole (the next one rewrites the
+// unfinished directory). A request listing a version removed under it lists again
+// (queryWallet). It reports whether it wrote a version (the caller reloads the views).
+func (q *Queries) publishWalletEdges(ctx context.Context, conn *sql.Conn, side walletLegsSide) (bool, error) {
+	root := filepath.Join(q.dir, filepath.FromSlash(lake.OnchainWalletEdges.Prefix))
+	d, ok := edgesServingDay(side.Recent)
+	if !ok || side.History == "" {
+		return false, removeWalletEdges(q.dir, "")
+	}
+	if cur, err := walletEdgesCurrent(q.dir, side); err != nil || cur {
+		return false, err
+	}
+	tag := walletSplitTag(side)
+	built := d.Format("20060102") + "_" + tag
+	days := walletEdgeDays(d)
+	// The legs files dated up to the split, per chain, and which of them can hold a leg
+	// of an edge day: their block dates, kept from the last publication for the files
+	// it read (same signature), read for the others.
+	prev, err := readWalletEdgesSide(q.dir)
+	if err != nil {
+		return false, err
+	}
+	ranges := map[string]string{}
+	file := map[string]string{} // part -> file
+	var unread []string
+	for part := range side.Sources {
+		c, date := splitPart(part)
+		rel, err := lake.OnchainLegs.Path(c, date)
+		if err != nil {
+			return false, err
+		}
+		f := filepath.Join(q.dir, filepath.FromSlash(rel))
+		st, err := os.Stat(f)
+		if err != nil { // an empty source day has no legs file
+			continue
+		}
+		file[part] = f
+		sig := fmt.Sprintf("%d:%d", st.Size(), st.ModTime().UnixNano())
+		if v := prev.Days[part]; strings.HasPrefix(v, sig+" ") {
+			ranges[part] = v
+		} else {
+			unread = append(unread, f)
+		}
+	}
+	if len(unread) > 0 {
+		sort.Strings(unread)
+		rows, err := conn.QueryContext(ctx, legsDayRangesSQL, unread)
+		if err != nil {
+			return false, err
+		}
+		for rows.Next() {
+			var f string
+			var lo, hi sql.NullTime
+			if err := rows.Scan(&f, &lo, &hi); err != nil {
+				rows.Close()
+				return false, err
+			}
+			st, err := os.Stat(f)
+			if err != nil || !lo.Valid || !hi.Valid {
+				continue // gone (the next publication of the legs sees it) or no rows
+			}
+			part := "chain=" + partitionValue(f, "chain") + "/date=" + partitionValue(f, "date")
+			ranges[part] = fmt.Sprintf("%d:%d %s %s", st.Size(), st.ModTime().UnixNano(), lo.Time.Format(time.DateOnly), hi.Time.Format(time.DateOnly))
+		}
+		if err := rows.Close(); err != nil {
+			return false, err
+		}
+		if err := rows.Err(); err != nil {
+			return false, err
+		}
+	}
+	byChain := map[string][]string{}
+	for part, v := range ranges {
+		f := strings.Fields(v)
+		if len(f) != 3 {
+			continue
+		}
+		for _, day := range days {
+			if d := day.Format(time.DateOnly); f[1] <= d && d <= f[2] {
+				c, _ := splitPart(part)
+				byChain[c] = append(byChain[c], file[part])
+				break
+			}
+		}
+	}
+	chains := make([]string, 0, len(byChain))
+	for c := range byChain {
+		chains = append(chains, c)
+	}
+	sort.Strings(chains)
+	for _, c := range chains {
+		files := byChain[c]
+		sort.Strings(files)
+		for _, b := range walletBuckets {
+			lo, hi := bucketRange(b)
+			if _, err := lake.CopyQuery(ctx, conn, q.dir, lake.OnchainWalletEdges, []string{built, c, b}, walletEdgesPublishSQL, files, days, lo, hi); err != nil {
+				return false, err
+			}
+		}
+	}
+	// The bands, from each bucket's daily sums segments over the dates the split gives
+	// them (as wallet_seg_days reads them).
+	var segments []string
+	if side.History != noSplit {
+		segments = append(segments, "history")
+	}
+	if side.Recent > side.History {
+		segments = append(segments, "recent")
+	}
+	for _, c := range sourceChains(side.Sources) {
+		for _, b := range walletBuckets {
+			var files []string
+			for _, seg := range segments {
+				rel, err := lake.OnchainWalletDays.Path(c, b, seg)
+				if err != nil {
+					return false, err
+				}
+				if f := filepath.Join(q.dir, filepath.FromSlash(rel)); fileExists(f) {
+					files = append(files, f)
+				}
+			}
+			if len(files) == 0 {
+				continue
+			}
+			if _, err := lake.CopyQuery(ctx, conn, q.dir, lake.OnchainWalletBands, []string{built, c, b}, walletBandsPublishSQL, files, side.History, side.Recent, d); err != nil {
+				return false, err
+			}
+		}
+	}
+	b, err := json.MarshalIndent(walletEdgesSide{Built: built, Day: d.Format(time.DateOnly), Tag: tag, Days: ranges}, "", " ")
+	if err != nil {
+		return false, err
+	}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return false, err
+	}
+	if err := lake.WriteFileAtomic(filepath.Join(q.dir, filepath.FromSlash(walletEdgesFile)), append(b, '\n')); err != nil {
+		return false, err
+	}
+	return true, removeWalletEdges(q.dir, built)
+}
+
+// sourceChains are the chains of a sources map ("chain=X/date=D" keys), sorted.
+func sourceChains(src map[string]string) []string {
+	set := map[string]bool{}
+	for part := range src {
+		c, _ := splitPart(part)
+		set[c] = true
+	}
+	out := make([]string, 0, len(set))
+	for c := range set {
+		out = append(out, c)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// partitionValue is the value of the key=value directory of path ("" without one).
+func partitionValue(path, key string) string {
+	for _, p := range strings.Split(filepath.ToSlash(path), "/") {
+		if v, ok := strings.CutPrefix(p, key+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// removeWalletEdges removes every version of onchain_wallet_edges but keep ("" removes
+// them all, and the sidecar).
+func removeWalletEdges(dir, keep string) error {
+	if keep == "" {
+		if err := os.Remove(filepath.Join(dir, filepath.FromSlash(walletEdgesFile))); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	for _, t := range []*lake.Table{lake.OnchainWalletEdges, lake.OnchainWalletBands} {
+		root := filepath.Join(dir, filepath.FromSlash(t.Prefix))
+		for _, v := range partitionValues(root, "built") {
+			if v != keep {
+				if err := os.RemoveAll(filepath.Join(root, "built="+v)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// walletEdgesCache keeps the parsed edges sidecar per lake, re-read when its file changes.
+var walletEdgesCache sync.Map // lake dir -> *walletEdgesEntry
+
+type walletEdgesEntry struct {
+	size  int64
+	mtime time.Time
+	side  walletEdgesSide
+}
+
+// walletEdgesFor returns the version of onchain_wallet_edges a summary at now over the
+// segments of tag reads: the published one when it was read from those segments and
+// now falls on its serving date ("" otherwise: the summary reads the segments).
+func (q *Queries) walletEdgesFor(tag string, now time.Time) string {
+	f := filepath.Join(q.dir, filepath.FromSlash(walletEdgesFile))
+	st, err := os.Stat(f)
+	if err != nil || tag == "" {
+		return ""
+	}
+	var side walletEdgesSide
+	if v, ok := walletEdgesCache.Load(q.dir); ok && v.(*walletEdgesEntry).size == st.Size() && v.(*walletEdgesEntry).mtime.Equal(st.ModTime()) {
+		side = v.(*walletEdgesEntry).side
+	} else {
+		side, _ = readWalletEdgesSide(q.dir)
+		walletEdgesCache.Store(q.dir, &walletEdgesEntry{size: st.Size(), mtime: st.ModTime(), side: side})
+	}
+	if side.Tag != tag || side.Day != now.UTC().Format(time.DateOnly) || side.Built == "" {
+		return ""
+	}
+	return side.Built
+}
+
+// walletEdgeFiles sets a's edges and bands to the files of version built for
+// address's bucket on a's chains (an empty list holds the store's empty file of the
+// same columns).
+func (q *Queries) walletEdgeFiles(ctx context.Context, built, address string, a *walletArgs) error {
+	for _, x := range []struct {
+		t    *lake.Table
+		list *[]string
+	}{{lake.OnchainWalletEdges, &a.edges}, {lake.OnchainWalletBands, &a.bands}} {
+		var out []string
+		if len(address) > 2 {
+			for _, c := range a.chains {
+				rel, err := x.t.Path(built, c, address[2:3])
+				if err != nil {
+					continue // not a chain or bucket a file can be named by: none
+				}
+				if f := filepath.Join(q.dir, filepath.FromSlash(rel)); fileExists(f) {
+					out = append(out, f)
+				}
+			}
+		}
+		if len(out) == 0 {
+			f, err := q.emptyFile(x.t, "built=_", "chain=_", "bucket=_")
+			if err != nil {
+				return &StoreError{Op: "onchain wallet files", Err: fmt.Errorf("empty %s file: %w", x.t.Name, err)}
+			}
+			out = []string{f}
+		}
+		*x.list = out
+	}
+	return nil
+}
+
+// WalletEdgesDay is the serving date of the published onchain_wallet_edges when they
+// are those of the published wallet segments ("" otherwise): for the tests.
+func (q *Queries) WalletEdgesDay() string {
+	side, err := readWalletLegsSide(q.dir)
+	if err != nil {
+		return ""
+	}
+	e, err := readWalletEdgesSide(q.dir)
+	if err != nil || e.Tag != walletSplitTag(side) || e.Built == "" {
+		return ""
+	}
+	return e.Day
+}
