@@ -191,9 +191,10 @@ func BenchmarkOnchainScreener(b *testing.B) {
 	})
 }
 
-// BenchmarkOnchainWallet, BenchmarkOnchainCounterparties and BenchmarkOnchainCompare:
-// the route reads the Go per-wallet index (the wallet's legs summed in Go); the SQL side
-// runs the query the index replaced (still the fallback and the tests' reference).
+// BenchmarkOnchainWallet: the route reads the serving date's onchain_wallet_edges and
+// onchain_wallet_bands when published (wallet_edges.sql, on the pool keeping footers);
+// the SQL side runs wallet.sql, which defines the figures, over the wallet segments on
+// the main pool (the route's fallback for any other clock).
 func BenchmarkOnchainWallet(b *testing.B) {
 	ocBenchRoute(b, func(s *ocBench, i int) (string, string) {
 		return "GET", "/v1/onchain/wallets/" + s.addr[i%len(s.addr)]

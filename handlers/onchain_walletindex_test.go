@@ -13,8 +13,7 @@ import (
 	"mdq/query"
 )
 
-// Oracles of the per-wallet routes the Go per-wallet index answers (wallets/{address},
-// counterparties, compare), computed in plain Go from the tiny lake's raw transfers, at
+// Oracles of the per-wallet routes (wallets/{address}, counterparties, compare), computed in plain Go from the tiny lake's raw transfers, at
 // store clocks that put the windows' edges on a day boundary, mid-day, and exactly on a
 // transfer.
 

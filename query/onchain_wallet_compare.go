@@ -48,9 +48,9 @@ type WalletCompare struct {
 	Direct               DirectFlow           `json:"direct"`
 }
 
-// OnchainWalletCompare returns what two wallets share on a chain over a window, from
-// the Go per-wallet index (wallet_compare.sql when the index cannot sum a wallet exactly
-// in int64). Both lists rank on the exact sums, ties on address.
+// OnchainWalletCompare returns what two wallets share on a chain over a window
+// (wallet_compare.sql over both wallets' segments). Both lists rank on the exact sums,
+// ties on address.
 func (q *Queries) OnchainWalletCompare(ctx context.Context, chain, a, b, window string, limit int) (WalletCompare, error) {
 	out := WalletCompare{WalletA: a, WalletB: b, Chain: chain, Window: window, SharedCounterparties: []SharedCounterparty{}, SharedTokens: []SharedToken{}}
 	if err := q.onchainLegs(ctx); err != nil {
