@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"mdq/lake"
@@ -299,31 +298,17 @@ func removeWalletEdges(dir, keep string) error {
 }
 
 // walletEdgesCache keeps the parsed edges sidecar per lake, re-read when its file changes.
-var walletEdgesCache sync.Map // lake dir -> *walletEdgesEntry
-
-type walletEdgesEntry struct {
-	size  int64
-	mtime time.Time
-	side  walletEdgesSide
-}
+var walletEdgesCache sidecarCache[walletEdgesSide]
 
 // walletEdgesFor returns the version of onchain_wallet_edges a summary at now over the
 // segments of tag reads: the published one when it was read from those segments and
 // now falls on its serving date ("" otherwise: the summary reads the segments).
 func (q *Queries) walletEdgesFor(tag string, now time.Time) string {
-	f := filepath.Join(q.dir, filepath.FromSlash(walletEdgesFile))
-	st, err := os.Stat(f)
-	if err != nil || tag == "" {
-		return ""
-	}
-	var side walletEdgesSide
-	if v, ok := walletEdgesCache.Load(q.dir); ok && v.(*walletEdgesEntry).size == st.Size() && v.(*walletEdgesEntry).mtime.Equal(st.ModTime()) {
-		side = v.(*walletEdgesEntry).side
-	} else {
-		side, _ = readWalletEdgesSide(q.dir)
-		walletEdgesCache.Store(q.dir, &walletEdgesEntry{size: st.Size(), mtime: st.ModTime(), side: side})
-	}
-	if side.Tag != tag || side.Day != now.UTC().Format(time.DateOnly) || side.Built == "" {
+	side, ok := walletEdgesCache.get(q.dir, filepath.Join(q.dir, filepath.FromSlash(walletEdgesFile)), func() walletEdgesSide {
+		side, _ := readWalletEdgesSide(q.dir) // unreadable: no version, the segments
+		return side
+	})
+	if !ok || tag == "" || side.Tag != tag || side.Day != now.UTC().Format(time.DateOnly) || side.Built == "" {
 		return ""
 	}
 	return side.Built

@@ -278,13 +278,40 @@ func removeWalletLegs(dir string) error {
 }
 
 // walletSplitCache keeps the parsed sidecar per lake, re-read when its file changes.
-var walletSplitCache sync.Map // lake dir -> *walletSplitEntry
+var walletSplitCache sidecarCache[walletSplitEntry]
 
 type walletSplitEntry struct {
+	h, r string
+	tag  string // walletSplitTag of the sidecar ("" without a split)
+}
+
+// sidecarCache keeps, per lake, a value parsed from a sidecar file, parsed again only
+// when the file's size or modification time changed (a stat is a few microseconds;
+// the sidecars are rewritten by rename, so a change shows in both).
+type sidecarCache[T any] struct{ m sync.Map } // lake dir -> *sidecarEntry[T]
+
+type sidecarEntry[T any] struct {
 	size  int64
 	mtime time.Time
-	h, r  string
-	tag   string // walletSplitTag of the sidecar ("" without a split)
+	v     T
+}
+
+// get returns the value parsed from the sidecar at path of lake dir, and false when
+// the file cannot be statted (parse is not called).
+func (c *sidecarCache[T]) get(dir, path string, parse func() T) (T, bool) {
+	st, err := os.Stat(path)
+	if err != nil {
+		var zero T
+		return zero, false
+	}
+	if v, ok := c.m.Load(dir); ok {
+		if e := v.(*sidecarEntry[T]); e.size == st.Size() && e.mtime.Equal(st.ModTime()) {
+			return e.v, true
+		}
+	}
+	e := &sidecarEntry[T]{size: st.Size(), mtime: st.ModTime(), v: parse()}
+	c.m.Store(dir, e)
+	return e.v, true
 }
 
 // walletSplit returns the split dates (h, r) a per-wallet query passes to wallet_legs:
@@ -298,23 +325,16 @@ func (q *Queries) walletSplit() (h, r string) {
 
 // walletSplitTagged is walletSplit with the split's walletSplitTag ("" without one).
 func (q *Queries) walletSplitTagged() (h, r, tag string) {
-	f := filepath.Join(q.dir, filepath.FromSlash(walletLegsSourcesFile))
-	st, err := os.Stat(f)
-	if err != nil {
+	e, ok := walletSplitCache.get(q.dir, filepath.Join(q.dir, filepath.FromSlash(walletLegsSourcesFile)), func() walletSplitEntry {
+		side, err := readWalletLegsSide(q.dir)
+		if err != nil || side.History == "" || side.Recent == "" {
+			return walletSplitEntry{h: noSplit, r: noSplit}
+		}
+		return walletSplitEntry{h: side.History, r: side.Recent, tag: walletSplitTag(side)}
+	})
+	if !ok {
 		return noSplit, noSplit, ""
 	}
-	if v, ok := walletSplitCache.Load(q.dir); ok {
-		e := v.(*walletSplitEntry)
-		if e.size == st.Size() && e.mtime.Equal(st.ModTime()) {
-			return e.h, e.r, e.tag
-		}
-	}
-	side, err := readWalletLegsSide(q.dir)
-	e := &walletSplitEntry{size: st.Size(), mtime: st.ModTime(), h: side.History, r: side.Recent, tag: walletSplitTag(side)}
-	if err != nil || e.h == "" || e.r == "" {
-		e.h, e.r, e.tag = noSplit, noSplit, ""
-	}
-	walletSplitCache.Store(q.dir, e)
 	return e.h, e.r, e.tag
 }
 
