@@ -105,10 +105,12 @@ func walletEdgesCurrent(dir string, side walletLegsSide) (bool, error) {
 	return err == nil && e.Tag == walletSplitTag(side), err
 }
 
-// publishWalletEdges writes onchain_wallet_edges for the wallet segments side describes
-// (just published by publishWalletLegs, under the legs lock), unless it is current. A
-// new version goes to its own built= directory, every file atomically; the sidecar
-// then names it and the older versions are removed. A cancelled publication leaves the
+// publishWalletEdges writes onchain_wallet_edges and onchain_wallet_bands for the
+// wallet segments side describes (just published by publishWalletLegs, under the legs
+// lock), unless they are current. A new version goes to its own built= directories,
+// every file atomically; the sidecar then names it and the older versions are removed.
+// A version is a function of the split and its sources (the tag in its name), so a
+// file left in its directory by a cancelled run holds what a complete run writes. A cancelled publication leaves the
 // sidecar naming the previous version, which stays whole (the next one rewrites the
 // unfinished directory). A request listing a version removed under it lists again
 // (queryWallet). It reports whether it wrote a version (the caller reloads the views).

@@ -286,8 +286,8 @@ type walletSplitEntry struct {
 }
 
 // sidecarCache keeps, per lake, a value parsed from a sidecar file, parsed again only
-// when the file's size or modification time changed (a stat is a few microseconds;
-// the sidecars are rewritten by rename, so a change shows in both).
+// when the file's size or modification time changed (a stat is a few microseconds; a
+// sidecar is rewritten as a new file renamed into place, with a new modification time).
 type sidecarCache[T any] struct{ m sync.Map } // lake dir -> *sidecarEntry[T]
 
 type sidecarEntry[T any] struct {
