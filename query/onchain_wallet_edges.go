@@ -98,11 +98,17 @@ func readWalletEdgesSide(dir string) (walletEdgesSide, error) {
 // walletEdgesCurrent reports whether the published edges are those of the wallet
 // segments side describes (none are due without a split).
 func walletEdgesCurrent(dir string, side walletLegsSide) (bool, error) {
+	cur, _, err := walletEdgesPublished(dir, side)
+	return cur, err
+}
+
+// walletEdgesPublished is walletEdgesCurrent with the published sidecar it read.
+func walletEdgesPublished(dir string, side walletLegsSide) (bool, walletEdgesSide, error) {
 	if _, ok := edgesServingDay(side.Recent); !ok || side.History == "" {
-		return true, nil
+		return true, walletEdgesSide{}, nil
 	}
 	e, err := readWalletEdgesSide(dir)
-	return err == nil && e.Tag == walletSplitTag(side), err
+	return err == nil && e.Tag == walletSplitTag(side), e, err
 }
 
 // publishWalletEdges writes onchain_wallet_edges and onchain_wallet_bands for the
@@ -110,17 +116,17 @@ func walletEdgesCurrent(dir string, side walletLegsSide) (bool, error) {
 // lock), unless they are current. A new version goes to its own built= directories,
 // every file atomically; the sidecar then names it and the older versions are removed.
 // A version is a function of the split and its sources (the tag in its name), so a
-// file left in its directory by a cancelled run holds what a complete run writes. A cancelled publication leaves the
-// sidecar naming the previous version, which stays whole (the next one rewrites the
-// unfinished directory). A request listing a version removed under it lists again
-// (queryWallet). It reports whether it wrote a version (the caller reloads the views).
+// file left in its directory by a cancelled run (whose sidecar still names the
+// previous version, whole) holds what a complete run writes. A request listing a
+// version removed under it lists again (queryWallet). It reports whether it wrote a version (the caller reloads the views).
 func (q *Queries) publishWalletEdges(ctx context.Context, conn *sql.Conn, side walletLegsSide) (bool, error) {
 	root := filepath.Join(q.dir, filepath.FromSlash(lake.OnchainWalletEdges.Prefix))
 	d, ok := edgesServingDay(side.Recent)
 	if !ok || side.History == "" {
 		return false, removeWalletEdges(q.dir, "")
 	}
-	if cur, err := walletEdgesCurrent(q.dir, side); err != nil || cur {
+	cur, prev, err := walletEdgesPublished(q.dir, side)
+	if err != nil || cur {
 		return false, err
 	}
 	tag := walletSplitTag(side)
@@ -129,12 +135,9 @@ func (q *Queries) publishWalletEdges(ctx context.Context, conn *sql.Conn, side w
 	// The legs files dated up to the split, per chain, and which of them can hold a leg
 	// of an edge day: their block dates, kept from the last publication for the files
 	// it read (same signature), read for the others.
-	prev, err := readWalletEdgesSide(q.dir)
-	if err != nil {
-		return false, err
-	}
 	ranges := map[string]string{}
-	file := map[string]string{} // part -> file
+	file := map[string]string{}   // part -> file
+	partOf := map[string]string{} // file -> part
 	var unread []string
 	for part := range side.Sources {
 		c, date := splitPart(part)
@@ -147,7 +150,7 @@ func (q *Queries) publishWalletEdges(ctx context.Context, conn *sql.Conn, side w
 		if err != nil { // an empty source day has no legs file
 			continue
 		}
-		file[part] = f
+		file[part], partOf[f] = f, part
 		sig := fmt.Sprintf("%d:%d", st.Size(), st.ModTime().UnixNano())
 		if v := prev.Days[part]; strings.HasPrefix(v, sig+" ") {
 			ranges[part] = v
@@ -172,8 +175,7 @@ func (q *Queries) publishWalletEdges(ctx context.Context, conn *sql.Conn, side w
 			if err != nil || !lo.Valid || !hi.Valid {
 				continue // gone (the next publication of the legs sees it) or no rows
 			}
-			part := "chain=" + partitionValue(f, "chain") + "/date=" + partitionValue(f, "date")
-			ranges[part] = fmt.Sprintf("%d:%d %s %s", st.Size(), st.ModTime().UnixNano(), lo.Time.Format(time.DateOnly), hi.Time.Format(time.DateOnly))
+			ranges[partOf[f]] = fmt.Sprintf("%d:%d %s %s", st.Size(), st.ModTime().UnixNano(), lo.Time.Format(time.DateOnly), hi.Time.Format(time.DateOnly))
 		}
 		if err := rows.Close(); err != nil {
 			return false, err
@@ -213,17 +215,10 @@ func (q *Queries) publishWalletEdges(ctx context.Context, conn *sql.Conn, side w
 	}
 	// The bands, from each bucket's daily sums segments over the dates the split gives
 	// them (as wallet_seg_days reads them).
-	var segments []string
-	if side.History != noSplit {
-		segments = append(segments, "history")
-	}
-	if side.Recent > side.History {
-		segments = append(segments, "recent")
-	}
 	for _, c := range sourceChains(side.Sources) {
 		for _, b := range walletBuckets {
 			var files []string
-			for _, seg := range segments {
+			for _, seg := range splitSegments(side.History, side.Recent) {
 				rel, err := lake.OnchainWalletDays.Path(c, b, seg)
 				if err != nil {
 					return false, err
@@ -268,17 +263,7 @@ func sourceChains(src map[string]string) []string {
 	return out
 }
 
-// partitionValue is the value of the key=value directory of path ("" without one).
-func partitionValue(path, key string) string {
-	for _, p := range strings.Split(filepath.ToSlash(path), "/") {
-		if v, ok := strings.CutPrefix(p, key+"="); ok {
-			return v
-		}
-	}
-	return ""
-}
-
-// removeWalletEdges removes every version of onchain_wallet_edges but keep ("" removes
+// removeWalletEdges removes every version of onchain_wallet_edges and _bands but keep ("" removes
 // them all, and the sidecar).
 func removeWalletEdges(dir, keep string) error {
 	if keep == "" {

@@ -87,13 +87,7 @@ func (q *Queries) walletArgsAt(ctx context.Context, segDir, address, chain, h, r
 	for _, b := range walletBuckets {
 		hexBucket = hexBucket || b == bucket
 	}
-	var segments []string
-	if h != noSplit {
-		segments = append(segments, "history")
-	}
-	if r > h {
-		segments = append(segments, "recent")
-	}
+	segments := splitSegments(h, r)
 	for _, c := range chains {
 		if hexBucket && !strings.ContainsAny(c, `/\`) {
 			for _, s := range segments {
@@ -129,6 +123,19 @@ func (q *Queries) walletArgsAt(ctx context.Context, segDir, address, chain, h, r
 		a.today = []string{empty.today}
 	}
 	return a, nil
+}
+
+// splitSegments are the wallet segments the split (h, r) gives dates to: history when
+// h is a date, recent when r is after h.
+func splitSegments(h, r string) []string {
+	var out []string
+	if h != noSplit {
+		out = append(out, "history")
+	}
+	if r > h {
+		out = append(out, "recent")
+	}
+	return out
 }
 
 // partitionValues lists the values of the key=value subdirectories of dir, sorted.
