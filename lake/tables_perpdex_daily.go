@@ -112,3 +112,28 @@ var PerpdexAccountsDaily = Register(&Table{
 	RowGroup: 2048, // a board reads one wallet bucket (a sixteenth) of each file: groups small enough to skip the rest
 	Routes:   []string{"/v1/perpdex/leaderboard", "/v1/perpdex/leaderboard/flow-adjusted", "/v1/perpdex/traders"},
 })
+
+// PerpdexWalletCarry is what the perpetuals boards carry across days per wallet, as of
+// the end of each date: the last equity snapshot, the first day's first value, and the
+// lifetime realized PnL and fees. Each date is the previous date's carry with that
+// date's perpdex_accounts_daily and perpdex_fills_daily rows folded in (a chain of
+// their signatures decides what is current, as predmkt_market_totals), so one more day
+// costs one small fold. A board reads two dates of it (the day before its window start
+// and the day before its hour) where it read every day's units of the history for the
+// equity at the window's ends and the lifetime PnL (sql/perpdex/board.sql).
+var PerpdexWalletCarry = Register(&Table{
+	Name: "perpdex_wallet_carry", Area: "perpdex", Prefix: "perpdex/wallet_carry", Partitions: []string{"date"}, File: "carry.parquet", Derived: true,
+	Doc: "Derived from perpdex_accounts_daily and perpdex_fills_daily, one partition per date of either: per wallet seen up to that date, its carry to the next day (sql/perpdex/wallet_carry.sql). Sorted by wallet.",
+	Columns: []Column{
+		{"wallet", "VARCHAR", "0x hex", "user with a snapshot or a fill on or before the date"},
+		{"last_ts", "TIMESTAMP", "UTC", "the last snapshot on or before the date; NULL without one"},
+		{"last_av", "DOUBLE", "USD", "its account_value"},
+		{"first_ts", "TIMESTAMP", "UTC", "midnight of the first day with a snapshot; NULL without one"},
+		{"first_av", "DOUBLE", "USD", "that day's first account_value (its smallest running peak)"},
+		{"realized_x", "DECIMAL(38,10)", "USD", "sum of closed_pnl of every fill on or before the date; NULL without one"},
+		{"fee_x", "DECIMAL(38,10)", "USD", "sum of their fee"},
+	},
+	SortBy:   []string{"wallet"},
+	RowGroup: 2048, // a board reads one wallet bucket (a sixteenth) of a file
+	Routes:   []string{"/v1/perpdex/leaderboard", "/v1/perpdex/leaderboard/flow-adjusted", "/v1/perpdex/traders"},
+})

@@ -275,6 +275,7 @@ func (q *Queries) perpdexComputeBoard(ctx context.Context, window string, start,
 	// the uPnL delta, once for every bucket, and only when a bucket is to be computed (a
 	// published board is read back without them).
 	lo, hi := perpdexBoardDays(start, end, false)
+	partials := false
 	batches := []any{sql.NullTime{}, sql.NullTime{}}
 	for _, b := range closedTradeBuckets {
 		rel, err := lake.PerpdexBoard.Path(window+"."+b, boardBuilt(end, sig))
@@ -288,6 +289,7 @@ func (q *Queries) perpdexComputeBoard(ctx context.Context, window string, start,
 			}
 			batches = []any{bs, be}
 			if _, err := q.PublishPerpdexDaily(ctx); err == nil {
+				partials = true
 				lo, hi = perpdexBoardDays(start, end, true)
 			} else if ctx.Err() != nil || !isWriteError(err) {
 				return nil, err
@@ -298,7 +300,11 @@ func (q *Queries) perpdexComputeBoard(ctx context.Context, window string, start,
 			break
 		}
 	}
-	batches = append(batches, lo, hi)
+	cs, ce, err := q.perpdexCarryDates(start, hi, partials)
+	if err != nil {
+		return nil, err
+	}
+	batches = append(batches, lo, hi, cs, ce)
 	out := []pdBoardEntry{}
 	for _, b := range closedTradeBuckets {
 		lo, hi := bucketRange(b)
@@ -336,7 +342,8 @@ func (q *Queries) PerpdexBoardBatches(ctx context.Context, start, end time.Time)
 }
 
 // perpdexBoardBucket appends the board rows of one wallet bucket; batches are the
-// position batches and the complete days (sql/perpdex/board.sql $6 to $9).
+// position batches, the complete days and the carry dates (sql/perpdex/board.sql $6 to
+// $11).
 func (q *Queries) perpdexBoardBucket(ctx context.Context, out []pdBoardEntry, board, sig string, start, end time.Time, lo, hi string,
 	labels sql.NullTime, batches []any) ([]pdBoardEntry, error) {
 	ctx, cancel := q.ctx(ctx)

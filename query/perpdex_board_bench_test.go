@@ -17,8 +17,9 @@ import (
 // is left out). before is the query before this change (testdata), raw is
 // sql/perpdex/board.sql reading every row raw (position batches bound, one equity
 // scan, date-partition conditions), partials the same with the per-day partial sums
-// published (the hourly build), window_dd the hourly build before the drawdowns came
-// from perpdex_accounts_daily (testdata). Run with -benchtime=1x on a large lake.
+// published but not the carry across days, window_dd the hourly build before the
+// drawdowns came from perpdex_accounts_daily (testdata), carry the hourly build (the
+// partial sums and perpdex_wallet_carry). Run with -benchtime=1x on a large lake.
 func BenchmarkPerpdexBoardBuild(b *testing.B) {
 	ctx := context.Background()
 	at := PerpdexBoardTime(testlake.BenchNow(b))
@@ -60,7 +61,7 @@ func BenchmarkPerpdexBoardBuild(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, v := range []string{"before", "raw", "partials", "window_dd"} {
+	for _, v := range []string{"before", "raw", "partials", "window_dd", "carry"} {
 		b.Run(v, func(b *testing.B) {
 			perWindow := map[string]time.Duration{}
 			cpuWindow := map[string]time.Duration{}
@@ -72,7 +73,11 @@ func BenchmarkPerpdexBoardBuild(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					lo, hi := perpdexBoardDays(start, at, v == "partials" || v == "window_dd")
+					lo, hi := perpdexBoardDays(start, at, v != "before" && v != "raw")
+					cs, ce, err := q.perpdexCarryDates(start, hi, v == "carry")
+					if err != nil {
+						b.Fatal(err)
+					}
 					for _, bk := range closedTradeBuckets {
 						blo, bhi := bucketRange(bk)
 						if v == "before" {
@@ -80,7 +85,7 @@ func BenchmarkPerpdexBoardBuild(b *testing.B) {
 						} else if v == "window_dd" {
 							drain(string(windowDD), start, at, blo, bhi, lab.current, bs, be, lo, hi)
 						} else {
-							drain(perpdexBoardSQL, start, at, blo, bhi, lab.current, bs, be, lo, hi)
+							drain(perpdexBoardSQL, start, at, blo, bhi, lab.current, bs, be, lo, hi, cs, ce)
 						}
 					}
 					perWindow[w] = time.Since(t0)

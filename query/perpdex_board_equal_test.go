@@ -92,10 +92,19 @@ func pdBoardCheck(t *testing.T, q *Queries, what string, buckets bool, clocks ..
 				if len(want) == 0 && r[0] == "0x" {
 					t.Fatalf("%s %s %s: an empty board proves nothing", what, at, w)
 				}
-				for _, partials := range []bool{true, false} {
-					lo, hi := perpdexBoardDays(start, at, partials)
-					got := boardRowsOf(t, q, perpdexBoardSQL, start, at, r[0], r[1], lab.current, bs, be, lo, hi)
-					sameBoard(t, fmt.Sprintf("%s: %s %s wallets [%s, %s) partials %v", what, at.Format(time.RFC3339), w, r[0], r[1], partials), got, want)
+				// The partial sums with the carry across days, without it, and every row raw.
+				for _, mode := range []struct{ partials, carry bool }{{true, true}, {true, false}, {false, false}} {
+					lo, hi := perpdexBoardDays(start, at, mode.partials)
+					cs, ce, err := q.perpdexCarryDates(start, hi, mode.carry)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if mode.carry && !ce.Valid && w != "all" {
+						t.Fatalf("%s %s %s: no carry date before the board's day proves nothing", what, at, w)
+					}
+					got := boardRowsOf(t, q, perpdexBoardSQL, start, at, r[0], r[1], lab.current, bs, be, lo, hi, cs, ce)
+					sameBoard(t, fmt.Sprintf("%s: %s %s wallets [%s, %s) partials %v carry %v (%v, %v)", what, at.Format(time.RFC3339), w, r[0], r[1],
+						mode.partials, mode.carry, cs, ce), got, want)
 				}
 			}
 		}
@@ -124,7 +133,7 @@ func pdBoardQueries(t *testing.T) *Queries {
 		t.Fatal(err)
 	}
 	ps, err := q.PublishPerpdexDaily(ctx)
-	if err != nil || len(ps) != len(perpdexDailies) {
+	if err != nil || len(ps) != len(perpdexDailies)+1 || ps[len(ps)-1].Table != lake.PerpdexWalletCarry.Name {
 		t.Fatalf("first publication %+v %v", ps, err)
 	}
 	for _, p := range ps {
@@ -221,6 +230,44 @@ func pdDailyMatchesFills(t *testing.T, q *Queries, what string) {
 	}
 	pdDailyMatches(t, q, what, strings.TrimRight(strings.TrimSpace(full), ";"),
 		`SELECT * EXCLUDE (date) FROM perpdex_accounts_daily`)
+	pdCarryMatches(t, q, what)
+}
+
+// pdCarryMatches fails unless every published perpdex_wallet_carry date holds what the
+// raw snapshots and fills on or before it give (the oracle: the last snapshot by time,
+// the first day and its first value, the exact lifetime sums), and the sidecar names
+// exactly the dates of the accounts and fills.
+func pdCarryMatches(t *testing.T, q *Queries, what string) {
+	t.Helper()
+	done, err := readSidecar[carrySource](carrySidecar(q.dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dates []string
+	for _, tb := range []*lake.Table{lake.PerpdexAccounts, lake.PerpdexFills} {
+		files, _ := tb.Files(q.dir)
+		for _, f := range files {
+			if d := strings.TrimPrefix(filepath.Base(filepath.Dir(f)), "date="); !slices.Contains(dates, d) {
+				dates = append(dates, d)
+			}
+		}
+	}
+	if len(done) != len(dates) || len(dates) == 0 {
+		t.Fatalf("%s: carry sidecar has %d dates, the sources %d", what, len(done), len(dates))
+	}
+	for _, d := range dates {
+		if done[d].Rows == 0 {
+			t.Fatalf("%s: no carry for %s", what, d)
+		}
+		pdDailyMatches(t, q, what+" carry "+d, `
+			SELECT coalesce(a.wallet, f.wallet) AS wallet, a.last_ts, a.last_av, a.first_ts, a.first_av, f.realized_x, f.fee_x
+			FROM (SELECT wallet, max(snapshot_ts) AS last_ts, arg_max(account_value, snapshot_ts) AS last_av,
+			             CAST(CAST(min(snapshot_ts) AS DATE) AS TIMESTAMP) AS first_ts, arg_min(account_value, snapshot_ts) AS first_av
+			      FROM perpdex_accounts WHERE date <= DATE '`+d+`' GROUP BY wallet) a
+			FULL JOIN (SELECT wallet, sum(CAST(closed_pnl AS DECIMAL(38, 10))) AS realized_x, sum(CAST(fee AS DECIMAL(38, 10))) AS fee_x
+			           FROM perpdex_fills WHERE date <= DATE '`+d+`' GROUP BY wallet) f USING (wallet)`,
+			`SELECT * EXCLUDE (date) FROM perpdex_wallet_carry WHERE date = DATE '`+d+`'`)
+	}
 }
 
 // TestPerpdexAccountsDailyIncremental: the drawdowns from the accounts' day segments
@@ -245,7 +292,9 @@ func TestPerpdexAccountsDailyIncremental(t *testing.T) {
 			t.Fatalf("%s: %v", what, err)
 		}
 		for _, p := range ps {
-			if p.Table != lake.PerpdexAccountsDaily.Name {
+			if p.Table == lake.PerpdexWalletCarry.Name {
+				pdCarryWrote(t, q, what, p, written, removed)
+			} else if p.Table != lake.PerpdexAccountsDaily.Name {
 				if len(p.Written)+len(p.Removed) != 0 {
 					t.Fatalf("%s: %+v", what, p)
 				}
@@ -314,6 +363,33 @@ func TestPerpdexBuildersBoardSame(t *testing.T) {
 	pdBuildersCheck(t, q, "tiny", append(pdClocks(), last, last.Truncate(24*time.Hour), last.Truncate(24*time.Hour).Add(-time.Microsecond))...)
 }
 
+// pdCarryWrote fails unless a carry publication after the per-day tables wrote (or
+// removed) changed (and removed) rewrote exactly the carry dates from the first of them
+// on: the dates before it keep their files.
+func pdCarryWrote(t *testing.T, q *Queries, what string, p DailyPublication, changed, removed []string) {
+	t.Helper()
+	first := slices.Min(append(slices.Clone(changed), removed...))
+	done, err := readSidecar[carrySource](carrySidecar(q.dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for d := range done {
+		if d >= first {
+			want = append(want, d)
+		}
+	}
+	slices.Sort(want)
+	if !slices.Equal(p.Written, want) || len(want) == 0 || len(want) == len(done) {
+		t.Fatalf("%s: carry wrote %v, want %v (of %d dates)", what, p.Written, want, len(done))
+	}
+	for _, d := range p.Removed {
+		if !slices.Contains(removed, d) {
+			t.Fatalf("%s: carry removed %s", what, d)
+		}
+	}
+}
+
 func pdDailyMatches(t *testing.T, q *Queries, what, full, pub string) {
 	t.Helper()
 	var diff, n int64
@@ -366,7 +442,9 @@ func TestPerpdexBoardIncremental(t *testing.T) {
 		slices.Sort(written)
 		slices.Sort(removed)
 		for _, p := range ps {
-			if p.Table != lake.PerpdexFillsDaily.Name && p.Table != lake.PerpdexBuildersDaily.Name {
+			if p.Table == lake.PerpdexWalletCarry.Name {
+				pdCarryWrote(t, q, what, p, written, removed)
+			} else if p.Table != lake.PerpdexFillsDaily.Name && p.Table != lake.PerpdexBuildersDaily.Name {
 				if len(p.Written)+len(p.Removed) != 0 { // only fills files changed
 					t.Fatalf("%s: %+v", what, p)
 				}
@@ -450,6 +528,12 @@ func TestPerpdexDailyLayoutRepublishes(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, p := range ps {
+		if p.Table == lake.PerpdexWalletCarry.Name { // folded from dates rewritten alike: the same bytes
+			if len(p.Written)+len(p.Removed) != 0 {
+				t.Fatalf("carry rewritten for an unchanged source: %+v", p)
+			}
+			continue
+		}
 		dst := perpdexDailies[i].dst
 		if want := map[bool]int{true: p.Partitions, false: 0}[dst.RowGroup != 0]; len(p.Written) != want {
 			t.Fatalf("%s: rewrote %d of %d dates, want %d", p.Table, len(p.Written), p.Partitions, want)
@@ -477,4 +561,77 @@ func TestPerpdexDailyLayoutRepublishes(t *testing.T) {
 	}
 	pdDailyMatchesFills(t, q, "layout")
 	pdBoardCheck(t, q, "layout", false, pdClocks()[0])
+}
+
+// TestPerpdexBoardCarrySparseWallets: wallets whose equity the board takes from the
+// carry across days, not from a snapshot of the window's edge days: one whose only
+// snapshot is days before the 1d and 7d windows (its start equity is that snapshot,
+// from the carry before the start's day), one whose first snapshot is inside the
+// windows after their start's day (its start equity is that first value, from the carry
+// before the board's day), one whose first snapshot is on the start's day after the
+// start (read raw), each with a fill in every window. The board equals the raw oracle's
+// with and without the carry, and the carry equals the raw fold.
+func TestPerpdexBoardCarrySparseWallets(t *testing.T) {
+	q := pdBoardQueries(t)
+	ctx := context.Background()
+	at := PerpdexBoardTime(testlake.Now())
+	day := at.Truncate(24 * time.Hour)
+	oneDay := at.Add(-24 * time.Hour)
+	add := func(tb *lake.Table, date time.Time, query string, args ...any) {
+		t.Helper()
+		rel, _ := tb.Path(Date(date))
+		path := filepath.Join(q.dir, filepath.FromSlash(rel))
+		if _, err := os.Stat(path); err != nil {
+			t.Fatalf("no %s file for %s: %v", tb.Name, Date(date), err)
+		}
+		if _, err := lake.CopyQuery(ctx, q.db, q.dir, tb, []string{Date(date)},
+			`SELECT * FROM read_parquet($1, hive_partitioning = false) UNION ALL `+query, append([]any{path}, args...)...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap := `SELECT * REPLACE ($2 AS wallet, $3::TIMESTAMP AS snapshot_ts, $4::DOUBLE AS account_value) FROM (FROM read_parquet($1, hive_partitioning = false) LIMIT 1)`
+	fill := `SELECT * REPLACE ($2 AS wallet, $3::TIMESTAMP AS time, 7.25 AS closed_pnl) FROM (FROM read_parquet($1, hive_partitioning = false) LIMIT 1)`
+	sparse := []struct {
+		wallet string
+		snaps  []time.Time
+	}{
+		{"0x00000000000000000000000000000000000000c1", []time.Time{day.Add(-9*24*time.Hour + 5*time.Hour)}},
+		{"0x00000000000000000000000000000000000000c2", []time.Time{day.Add(-12*time.Hour - 24*time.Hour + 30*time.Minute), day.Add(-3 * time.Hour)}},
+		{"0x00000000000000000000000000000000000000c3", []time.Time{oneDay.Add(time.Hour), day.Add(-2 * time.Hour)}},
+	}
+	for i, w := range sparse {
+		for j, s := range w.snaps {
+			if s.Before(day.Add(-10 * 24 * time.Hour)) {
+				t.Fatal("the lake has no accounts that early")
+			}
+			add(lake.PerpdexAccounts, s, snap, w.wallet, s, 1000*float64(i+1)+float64(j))
+		}
+		add(lake.PerpdexFills, at.Add(-time.Hour), fill, w.wallet, at.Add(-time.Hour))
+	}
+	if _, err := q.PublishPerpdexDaily(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pdDailyMatchesFills(t, q, "sparse wallets")
+	pdBoardCheck(t, q, "sparse wallets", false, at)
+	// The three are on every board, with the start equity the rules give.
+	lab, err := q.perpdexLabelsAt(ctx, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := PerpdexWindowStart("1d", at)
+	bs, be, _ := q.PerpdexBoardBatches(ctx, start, at)
+	lo, hi := perpdexBoardDays(start, at, true)
+	cs, ce, _ := q.perpdexCarryDates(start, hi, true)
+	want := map[string]float64{sparse[0].wallet: 1000, sparse[1].wallet: 2000, sparse[2].wallet: 3000}
+	for _, r := range boardRowsOf(t, q, perpdexBoardSQL, start, at, "0x", "0y", lab.current, bs, be, lo, hi, cs, ce) {
+		if w, ok := want[r[0].(string)]; ok {
+			if r[2].(float64) != w {
+				t.Fatalf("%s: start equity %v, want %v", r[0], r[2], w)
+			}
+			delete(want, r[0].(string))
+		}
+	}
+	if len(want) != 0 {
+		t.Fatalf("not on the 1d board: %v", want)
+	}
 }

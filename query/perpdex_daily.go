@@ -24,13 +24,17 @@ type perpdexDaily struct {
 	sidecar  string
 }
 
-var perpdexDailies = []perpdexDaily{
-	{lake.PerpdexFills, lake.PerpdexFillsDaily, sqlfiles.MustRead("perpdex/fills_daily.sql"), "perpdex/fills_daily/_sources.json"},
-	{lake.PerpdexPositions, lake.PerpdexPositionsDaily, sqlfiles.MustRead("perpdex/positions_daily.sql"), "perpdex/positions_daily/_sources.json"},
-	{lake.PerpdexFunding, lake.PerpdexFundingDaily, sqlfiles.MustRead("perpdex/funding_daily.sql"), "perpdex/funding_daily/_sources.json"},
-	{lake.PerpdexFills, lake.PerpdexBuildersDaily, sqlfiles.MustRead("perpdex/builders_daily.sql"), "perpdex/builders_daily/_sources.json"},
-	{lake.PerpdexAccounts, lake.PerpdexAccountsDaily, sqlfiles.MustRead("perpdex/accounts_daily.sql"), "perpdex/accounts_daily/_sources.json"},
-}
+var (
+	perpdexFillsDaily    = &perpdexDaily{lake.PerpdexFills, lake.PerpdexFillsDaily, sqlfiles.MustRead("perpdex/fills_daily.sql"), "perpdex/fills_daily/_sources.json"}
+	perpdexAccountsDaily = &perpdexDaily{lake.PerpdexAccounts, lake.PerpdexAccountsDaily, sqlfiles.MustRead("perpdex/accounts_daily.sql"), "perpdex/accounts_daily/_sources.json"}
+	perpdexDailies       = []*perpdexDaily{
+		perpdexFillsDaily,
+		{lake.PerpdexPositions, lake.PerpdexPositionsDaily, sqlfiles.MustRead("perpdex/positions_daily.sql"), "perpdex/positions_daily/_sources.json"},
+		{lake.PerpdexFunding, lake.PerpdexFundingDaily, sqlfiles.MustRead("perpdex/funding_daily.sql"), "perpdex/funding_daily/_sources.json"},
+		{lake.PerpdexFills, lake.PerpdexBuildersDaily, sqlfiles.MustRead("perpdex/builders_daily.sql"), "perpdex/builders_daily/_sources.json"},
+		perpdexAccountsDaily,
+	}
+)
 
 var perpdexDailyLocks sync.Map // lake dir -> *sync.Mutex
 
@@ -44,8 +48,10 @@ type DailyPublication struct {
 }
 
 // PublishPerpdexDaily brings the perpetuals boards' per-day partial sums
-// (perpdex_fills_daily, perpdex_positions_daily, perpdex_funding_daily) up to date with
-// their source files, recomputing only the dates whose file changed. Each file is
+// (perpdex_fills_daily, perpdex_positions_daily, perpdex_funding_daily and the rest of
+// perpdexDailies) up to date with their source files, recomputing only the dates whose
+// file changed, then the carry folded from them (perpdex_wallet_carry, the last entry of
+// the result: from the first changed date on). Each file is
 // written atomically and the sidecar updated after each date, so a cancelled
 // publication leaves every file as it was or complete, and the sidecar never names a
 // file not written.
@@ -69,12 +75,15 @@ func (q *Queries) PublishPerpdexDaily(ctx context.Context) ([]DailyPublication, 
 			return out, wrap(ctx, "perpdex daily publication", err)
 		}
 	}
-	return out, nil
+	// The carry across days, folded from the accounts' and fills' days just published.
+	p, err := q.publishPerpdexCarry(ctx)
+	out = append(out, p)
+	return out, err
 }
 
 // publishDaily brings one partial-sum table up to date; reloaded says whether the
 // views were reloaded for this publication already (once before the first write).
-func (q *Queries) publishDaily(ctx context.Context, t perpdexDaily, reloaded *bool) (DailyPublication, error) {
+func (q *Queries) publishDaily(ctx context.Context, t *perpdexDaily, reloaded *bool) (DailyPublication, error) {
 	op := t.dst.Name + " publication"
 	start := time.Now()
 	src, err := datePartitions(q.dir, t.src)

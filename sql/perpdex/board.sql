@@ -12,7 +12,10 @@
 -- first and the end of the complete days of the window (midnights; query/perpdex_board.go
 -- perpdexBoardDays): fw, life, lev, fund and the drawdown segments (seg) read the days between from the per-day
 -- partial sums (perpdex_fills_daily, perpdex_positions_daily, perpdex_funding_daily,
--- perpdex_accounts_daily).
+-- perpdex_accounts_daily). $10 and $11 are the perpdex_wallet_carry dates of the
+-- carry across days (query/perpdex_carry.go: the newest before the window start's day
+-- and before $9's; NULL without the partial sums): the equity at the window's ends (av)
+-- and the lifetime PnL (life) fold two dates of it where they read every day before $9.
 -- The date conditions beside the time ones let DuckDB skip whole date partitions
 -- before opening them (a partition's date is its rows' time's date, as
 -- cohort_snapshot_at.sql also relies on): with a year of files, a window opens its own.
@@ -46,12 +49,18 @@ WITH fd AS (
     FROM fd
     GROUP BY wallet
 ), life AS (
-    -- Lifetime to the board hour: every complete day before $9 from the partial sums,
-    -- the rest raw.
+    -- Lifetime to the board hour: every complete day before $9 from the carry of the
+    -- newest date before it ($11, the sums of every date up to it, and no date lies
+    -- between), else from the partial sums; the rest raw.
     SELECT wallet, (sum(pnl_x) - sum(fee_x))::DOUBLE AS cum
     FROM (SELECT wallet, realized_x AS pnl_x, fee_x
           FROM perpdex_fills_daily
-          WHERE day < CAST($9::TIMESTAMP AS DATE) AND date < CAST($9::TIMESTAMP AS DATE) AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
+          WHERE $11 IS NULL
+            AND day < CAST($9::TIMESTAMP AS DATE) AND date < CAST($9::TIMESTAMP AS DATE) AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
+          UNION ALL
+          SELECT wallet, realized_x, fee_x
+          FROM perpdex_wallet_carry
+          WHERE date = CAST($11 AS DATE) AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
           UNION ALL
           SELECT wallet, CAST(closed_pnl AS DECIMAL(38, 10)), CAST(fee AS DECIMAL(38, 10))
           FROM perpdex_fills
@@ -153,6 +162,13 @@ WITH fd AS (
     -- of the board hour from the snapshots, each one a unit. A day's units are all on one
     -- side of $1 (its own day is raw), so the filters pick the days the snapshots would.
     -- $9 = the epoch (no partial sums) reads every snapshot.
+    -- With the carry ($10, $11) the complete days come as two units instead: the carry
+    -- of the newest date before the window start's day (its last snapshot is the last
+    -- before that day; its first day is before $1, so it never counts as a first value
+    -- inside the window) and of the newest before $9 (the last snapshot before $9; its
+    -- first day, counted when after $1, is the wallet's first, which is the earliest
+    -- unit after $1 whenever no unit at or before $1 exists and the start's day has no
+    -- snapshot after $1; otherwise those decide, as over the day units).
     SELECT wallet,
            arg_max(last_av, last_ts) AS av_end,
            coalesce(arg_max(last_av, last_ts) FILTER (WHERE last_ts <= $1),
@@ -160,10 +176,16 @@ WITH fd AS (
     FROM (SELECT wallet, any_value(last_ts) AS last_ts, any_value(last_av) AS last_av,
                  CAST(day AS TIMESTAMP) AS first_ts, min(peak) AS first_av
           FROM perpdex_accounts_daily
-          WHERE day < CAST($9::TIMESTAMP AS DATE) AND date < CAST($9::TIMESTAMP AS DATE)
+          WHERE $11 IS NULL
+            AND day < CAST($9::TIMESTAMP AS DATE) AND date < CAST($9::TIMESTAMP AS DATE)
             AND day <> CAST($1 AS DATE) AND date <> CAST($1 AS DATE)
             AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
           GROUP BY wallet, day
+          UNION ALL
+          SELECT wallet, last_ts, last_av, first_ts, first_av
+          FROM perpdex_wallet_carry
+          WHERE (date = CAST($10 AS DATE) OR date = CAST($11 AS DATE)) AND last_ts IS NOT NULL
+            AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
           UNION ALL
           SELECT wallet, snapshot_ts, account_value, snapshot_ts, account_value
           FROM perpdex_accounts

@@ -1,0 +1,147 @@
+package query
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"mdq/lake"
+	sqlfiles "mdq/sql"
+)
+
+var perpdexWalletCarrySQL = sqlfiles.MustRead("perpdex/wallet_carry.sql")
+
+// carrySource is the sidecar entry of one perpdex_wallet_carry date: the chain of the
+// accounts' and fills' per-day signatures of every date up to it (chainSig) it was
+// folded from, and its rows (0: no file).
+type carrySource struct {
+	Chain string `json:"chain"`
+	Rows  int64  `json:"rows"`
+}
+
+func carrySidecar(dir string) string {
+	return filepath.Join(dir, filepath.FromSlash(lake.PerpdexWalletCarry.Prefix), "_sources.json")
+}
+
+// publishPerpdexCarry brings perpdex_wallet_carry up to date with the accounts' and
+// fills' per-day tables just published (their sidecars name the source file each date
+// was computed from): walking the dates in order, a date whose chain of signatures is
+// unchanged is kept; from the first changed one (a new, late, corrected or removed day)
+// each date is recomputed as the previous carry plus its day, one small file each. A
+// date gone from both sources is removed. Each file is written atomically and the
+// sidecar after it, so a cancelled publication leaves a prefix of the chain current and
+// the rest recomputed next time.
+func (q *Queries) publishPerpdexCarry(ctx context.Context) (DailyPublication, error) {
+	const op = "perpdex_wallet_carry publication"
+	start := time.Now()
+	pub := DailyPublication{Table: lake.PerpdexWalletCarry.Name}
+	acc, err := readSidecar[string](filepath.Join(q.dir, filepath.FromSlash(perpdexAccountsDaily.sidecar)))
+	if err != nil {
+		return pub, &StoreError{Op: op, Err: err}
+	}
+	fills, err := readSidecar[string](filepath.Join(q.dir, filepath.FromSlash(perpdexFillsDaily.sidecar)))
+	if err != nil {
+		return pub, &StoreError{Op: op, Err: err}
+	}
+	done, err := readSidecar[carrySource](carrySidecar(q.dir))
+	if err != nil {
+		return pub, &StoreError{Op: op, Err: err}
+	}
+	dates := make([]string, 0, len(acc)+len(fills))
+	for d := range acc {
+		dates = append(dates, d)
+	}
+	for d := range fills {
+		if _, ok := acc[d]; !ok {
+			dates = append(dates, d)
+		}
+	}
+	sort.Strings(dates)
+	pub.Partitions = len(dates)
+	for d := range done {
+		_, a := acc[d]
+		_, f := fills[d]
+		if !a && !f {
+			if err := removeDatePartition(q.dir, lake.PerpdexWalletCarry, d); err != nil {
+				return pub, &StoreError{Op: op, Err: err}
+			}
+			delete(done, d)
+			if err := writeSidecar(carrySidecar(q.dir), done); err != nil {
+				return pub, &StoreError{Op: op, Err: err}
+			}
+			pub.Removed = append(pub.Removed, d)
+		}
+	}
+	sort.Strings(pub.Removed)
+	chain, prev := "", ""
+	for _, d := range dates {
+		chain = chainSig(chain, d, "accounts "+acc[d]+" fills "+fills[d])
+		if t, ok := done[d]; ok && t.Chain == chain {
+			if t.Rows > 0 {
+				prev = d
+			}
+			continue
+		}
+		if err := q.ensureView(ctx, lake.PerpdexWalletCarry); err != nil { // its first file
+			return pub, wrap(ctx, op, err)
+		}
+		n, err := lake.CopyQuery(ctx, q.db, q.dir, lake.PerpdexWalletCarry, []string{d}, perpdexWalletCarrySQL, prev, d)
+		if err != nil {
+			return pub, wrap(ctx, op, err)
+		}
+		if n == 0 {
+			if err := removeDatePartition(q.dir, lake.PerpdexWalletCarry, d); err != nil {
+				return pub, &StoreError{Op: op, Err: err}
+			}
+		} else {
+			prev = d
+		}
+		done[d] = carrySource{Chain: chain, Rows: n}
+		if err := writeSidecar(carrySidecar(q.dir), done); err != nil {
+			return pub, &StoreError{Op: op, Err: err}
+		}
+		pub.Written = append(pub.Written, d)
+	}
+	if len(pub.Removed) > 0 {
+		// The view of a table whose dates were removed (perhaps its last file).
+		if err := q.Reload(ctx); err != nil {
+			return pub, wrap(ctx, op, err)
+		}
+	} else if err := q.ensureView(ctx, lake.PerpdexWalletCarry); err != nil {
+		return pub, wrap(ctx, op, err)
+	}
+	pub.Took = time.Since(start)
+	return pub, nil
+}
+
+// perpdexCarryDates returns the perpdex_wallet_carry dates a board of the window
+// [start, end] reads when its complete days end at hi (sql/perpdex/board.sql $10 and
+// $11): the newest carry before the window start's day and the newest before hi's day.
+// Both are NULL unless partials (the per-day tables and the carry were published just
+// now, in one PublishPerpdexDaily): the board then reads every day's units.
+func (q *Queries) perpdexCarryDates(start, hi time.Time, partials bool) (sql.NullTime, sql.NullTime, error) {
+	if !partials {
+		return sql.NullTime{}, sql.NullTime{}, nil
+	}
+	done, err := cachedSidecarOf[carrySource](q, carrySidecar(q.dir))
+	if err != nil {
+		return sql.NullTime{}, sql.NullTime{}, &StoreError{Op: "perpdex board", Err: err}
+	}
+	newestBefore := func(t time.Time) sql.NullTime {
+		limit := Date(t)
+		best := ""
+		for d, s := range done {
+			if s.Rows > 0 && d < limit && d > best {
+				best = d
+			}
+		}
+		if best == "" {
+			return sql.NullTime{}
+		}
+		day, _ := time.Parse(time.DateOnly, best)
+		return sql.NullTime{Time: day, Valid: true}
+	}
+	return newestBefore(start), newestBefore(hi), nil
+}
