@@ -40,6 +40,26 @@ var PerpdexPositionsDaily = Register(&Table{
 	Routes:   []string{"/v1/perpdex/leaderboard", "/v1/perpdex/leaderboard/flow-adjusted", "/v1/perpdex/traders"},
 })
 
+// PerpdexPositionsSnaps is the position snapshots summed per wallet and snapshot: the
+// leverage sum and count and the unrealized PnL. A board reads its window's two partial
+// edge days (the leverage) and its two position batches (the uPnL delta) from here, one
+// wallet bucket's row groups, where the raw positions files (not sorted by wallet) were
+// read whole by every bucket.
+var PerpdexPositionsSnaps = Register(&Table{
+	Name: "perpdex_positions_snaps", Area: "perpdex", Prefix: "perpdex/positions_snaps", Partitions: []string{"date"}, File: "snaps.parquet", Derived: true,
+	Doc: "Derived from perpdex_positions, one partition per positions date: per wallet and snapshot, the leverage sum and count and the unrealized PnL behind the perpetuals leaderboards' edge days (sql/perpdex/positions_snaps.sql). Sorted by wallet.",
+	Columns: []Column{
+		{"wallet", "VARCHAR", "0x hex", "user with a position in the snapshot"},
+		{"snapshot_ts", "TIMESTAMP", "UTC", "the snapshot"},
+		{"leverage_x", "DECIMAL(38,10)", "", "sum of leverage; NULL when none"},
+		{"leverage_n", "BIGINT", "", "positions with a leverage"},
+		{"unrealized_pnl", "DOUBLE", "USD", "sum of unrealized_pnl; NULL when none"},
+	},
+	SortBy:   []string{"wallet", "snapshot_ts"},
+	RowGroup: 2048, // a board reads one wallet bucket (a sixteenth) of each file: groups small enough to skip the rest
+	Routes:   []string{"/v1/perpdex/leaderboard", "/v1/perpdex/leaderboard/flow-adjusted", "/v1/perpdex/traders"},
+})
+
 // PerpdexFundingDaily is the same for the funding payments: per wallet and day, the
 // sum behind the boards' funding paid.
 var PerpdexFundingDaily = Register(&Table{

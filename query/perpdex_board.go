@@ -304,7 +304,7 @@ func (q *Queries) perpdexComputeBoard(ctx context.Context, window string, start,
 	if err != nil {
 		return nil, err
 	}
-	batches = append(batches, lo, hi, cs, ce)
+	batches = append(batches, lo, hi, cs, ce, partials)
 	out := []pdBoardEntry{}
 	for _, b := range closedTradeBuckets {
 		lo, hi := bucketRange(b)
@@ -342,8 +342,8 @@ func (q *Queries) PerpdexBoardBatches(ctx context.Context, start, end time.Time)
 }
 
 // perpdexBoardBucket appends the board rows of one wallet bucket; batches are the
-// position batches, the complete days and the carry dates (sql/perpdex/board.sql $6 to
-// $11).
+// position batches, the complete days, the carry dates and whether the per-day tables
+// were published (sql/perpdex/board.sql $6 to $12).
 func (q *Queries) perpdexBoardBucket(ctx context.Context, out []pdBoardEntry, board, sig string, start, end time.Time, lo, hi string,
 	labels sql.NullTime, batches []any) ([]pdBoardEntry, error) {
 	ctx, cancel := q.ctx(ctx)

@@ -18,8 +18,9 @@ import (
 // sql/perpdex/board.sql reading every row raw (position batches bound, one equity
 // scan, date-partition conditions), partials the same with the per-day partial sums
 // published but not the carry across days, window_dd the hourly build before the
-// drawdowns came from perpdex_accounts_daily (testdata), carry the hourly build (the
-// partial sums and perpdex_wallet_carry). Run with -benchtime=1x on a large lake.
+// drawdowns came from perpdex_accounts_daily (testdata), carry the partial sums and
+// perpdex_wallet_carry, snaps the hourly build (the same and perpdex_positions_snaps).
+// Run with -benchtime=1x on a large lake.
 func BenchmarkPerpdexBoardBuild(b *testing.B) {
 	ctx := context.Background()
 	at := PerpdexBoardTime(testlake.BenchNow(b))
@@ -61,7 +62,7 @@ func BenchmarkPerpdexBoardBuild(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, v := range []string{"before", "raw", "partials", "window_dd", "carry"} {
+	for _, v := range []string{"before", "raw", "partials", "window_dd", "carry", "snaps"} {
 		b.Run(v, func(b *testing.B) {
 			perWindow := map[string]time.Duration{}
 			cpuWindow := map[string]time.Duration{}
@@ -74,7 +75,7 @@ func BenchmarkPerpdexBoardBuild(b *testing.B) {
 						b.Fatal(err)
 					}
 					lo, hi := perpdexBoardDays(start, at, v != "before" && v != "raw")
-					cs, ce, err := q.perpdexCarryDates(start, hi, v == "carry")
+					cs, ce, err := q.perpdexCarryDates(start, hi, v == "carry" || v == "snaps")
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -85,7 +86,7 @@ func BenchmarkPerpdexBoardBuild(b *testing.B) {
 						} else if v == "window_dd" {
 							drain(string(windowDD), start, at, blo, bhi, lab.current, bs, be, lo, hi)
 						} else {
-							drain(perpdexBoardSQL, start, at, blo, bhi, lab.current, bs, be, lo, hi, cs, ce)
+							drain(perpdexBoardSQL, start, at, blo, bhi, lab.current, bs, be, lo, hi, cs, ce, v == "snaps")
 						}
 					}
 					perWindow[w] = time.Since(t0)

@@ -92,8 +92,11 @@ func pdBoardCheck(t *testing.T, q *Queries, what string, buckets bool, clocks ..
 				if len(want) == 0 && r[0] == "0x" {
 					t.Fatalf("%s %s %s: an empty board proves nothing", what, at, w)
 				}
-				// The partial sums with the carry across days, without it, and every row raw.
-				for _, mode := range []struct{ partials, carry bool }{{true, true}, {true, false}, {false, false}} {
+				// The partial sums with the carry across days and the per-snapshot positions,
+				// with each alone, with neither, and every row raw.
+				for _, mode := range []struct{ partials, carry, snaps bool }{
+					{true, true, true}, {true, true, false}, {true, false, true}, {true, false, false}, {false, false, false},
+				} {
 					lo, hi := perpdexBoardDays(start, at, mode.partials)
 					cs, ce, err := q.perpdexCarryDates(start, hi, mode.carry)
 					if err != nil {
@@ -102,9 +105,9 @@ func pdBoardCheck(t *testing.T, q *Queries, what string, buckets bool, clocks ..
 					if mode.carry && !ce.Valid && w != "all" {
 						t.Fatalf("%s %s %s: no carry date before the board's day proves nothing", what, at, w)
 					}
-					got := boardRowsOf(t, q, perpdexBoardSQL, start, at, r[0], r[1], lab.current, bs, be, lo, hi, cs, ce)
-					sameBoard(t, fmt.Sprintf("%s: %s %s wallets [%s, %s) partials %v carry %v (%v, %v)", what, at.Format(time.RFC3339), w, r[0], r[1],
-						mode.partials, mode.carry, cs, ce), got, want)
+					got := boardRowsOf(t, q, perpdexBoardSQL, start, at, r[0], r[1], lab.current, bs, be, lo, hi, cs, ce, mode.snaps)
+					sameBoard(t, fmt.Sprintf("%s: %s %s wallets [%s, %s) partials %v carry %v (%v, %v) snaps %v", what, at.Format(time.RFC3339), w, r[0], r[1],
+						mode.partials, mode.carry, cs, ce, mode.snaps), got, want)
 				}
 			}
 		}
@@ -214,6 +217,8 @@ func pdDailyMatchesFills(t *testing.T, q *Queries, what string) {
 		FROM perpdex_fills GROUP BY ALL`, `SELECT wallet, day, realized_x, fee_x, volume_x, fills FROM perpdex_fills_daily`)
 	pdDailyMatches(t, q, what, `SELECT wallet, CAST(snapshot_ts AS DATE) AS day, sum(CAST(leverage AS DECIMAL(38, 10))), count(leverage)
 		FROM perpdex_positions GROUP BY ALL`, `SELECT wallet, day, leverage_x, leverage_n FROM perpdex_positions_daily`)
+	pdDailyMatches(t, q, what, `SELECT wallet, snapshot_ts, sum(CAST(leverage AS DECIMAL(38, 10))), count(leverage), sum(unrealized_pnl)
+		FROM perpdex_positions GROUP BY ALL`, `SELECT wallet, snapshot_ts, leverage_x, leverage_n, unrealized_pnl FROM perpdex_positions_snaps`)
 	pdDailyMatches(t, q, what, `SELECT wallet, CAST(time AS DATE) AS day, sum(CAST(usdc AS DECIMAL(38, 10)))
 		FROM perpdex_funding GROUP BY ALL`, `SELECT wallet, day, usdc_x FROM perpdex_funding_daily`)
 	// The builders' day aggregates of every date at once (a trade's sides share a day).
@@ -623,7 +628,7 @@ func TestPerpdexBoardCarrySparseWallets(t *testing.T) {
 	lo, hi := perpdexBoardDays(start, at, true)
 	cs, ce, _ := q.perpdexCarryDates(start, hi, true)
 	want := map[string]float64{sparse[0].wallet: 1000, sparse[1].wallet: 2000, sparse[2].wallet: 3000}
-	for _, r := range boardRowsOf(t, q, perpdexBoardSQL, start, at, "0x", "0y", lab.current, bs, be, lo, hi, cs, ce) {
+	for _, r := range boardRowsOf(t, q, perpdexBoardSQL, start, at, "0x", "0y", lab.current, bs, be, lo, hi, cs, ce, true) {
 		if w, ok := want[r[0].(string)]; ok {
 			if r[2].(float64) != w {
 				t.Fatalf("%s: start equity %v, want %v", r[0], r[2], w)

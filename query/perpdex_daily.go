@@ -33,6 +33,7 @@ var (
 		{lake.PerpdexFunding, lake.PerpdexFundingDaily, sqlfiles.MustRead("perpdex/funding_daily.sql"), "perpdex/funding_daily/_sources.json"},
 		{lake.PerpdexFills, lake.PerpdexBuildersDaily, sqlfiles.MustRead("perpdex/builders_daily.sql"), "perpdex/builders_daily/_sources.json"},
 		perpdexAccountsDaily,
+		{lake.PerpdexPositions, lake.PerpdexPositionsSnaps, sqlfiles.MustRead("perpdex/positions_snaps.sql"), "perpdex/positions_snaps/_sources.json"},
 	}
 )
 

@@ -16,6 +16,10 @@
 -- carry across days (query/perpdex_carry.go: the newest before the window start's day
 -- and before $9's; NULL without the partial sums): the equity at the window's ends (av)
 -- and the lifetime PnL (life) fold two dates of it where they read every day before $9.
+-- $12 true (the partial sums published) reads the leverage of the partial edge days and
+-- the uPnL of the position batches from perpdex_positions_snaps (per wallet and
+-- snapshot, sorted by wallet) instead of the raw positions, which every bucket read
+-- whole.
 -- The date conditions beside the time ones let DuckDB skip whole date partitions
 -- before opening them (a partition's date is its rows' time's date, as
 -- cohort_snapshot_at.sql also relies on): with a year of files, a window opens its own.
@@ -210,13 +214,19 @@ WITH fd AS (
           UNION ALL
           SELECT wallet, CAST(leverage AS DECIMAL(38, 10)), CAST(leverage IS NOT NULL AS BIGINT)
           FROM perpdex_positions
-          WHERE snapshot_ts >= $1 AND snapshot_ts < $8 AND date >= CAST($1 AS DATE) AND date <= CAST($8::TIMESTAMP AS DATE)
+          WHERE NOT $12
+            AND ((snapshot_ts >= $1 AND snapshot_ts < $8 AND date >= CAST($1 AS DATE) AND date <= CAST($8::TIMESTAMP AS DATE))
+                 OR (snapshot_ts >= $9 AND snapshot_ts >= $1 AND snapshot_ts <= $2
+                     AND date >= CAST($9::TIMESTAMP AS DATE) AND date >= CAST($1 AS DATE) AND date <= CAST($2 AS DATE)))
             AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
           UNION ALL
-          SELECT wallet, CAST(leverage AS DECIMAL(38, 10)), CAST(leverage IS NOT NULL AS BIGINT)
-          FROM perpdex_positions
-          WHERE snapshot_ts >= $9 AND snapshot_ts >= $1 AND snapshot_ts <= $2
-            AND date >= CAST($9::TIMESTAMP AS DATE) AND date >= CAST($1 AS DATE) AND date <= CAST($2 AS DATE)
+          -- the same edges from the per-snapshot sums (exact decimals: the same sum)
+          SELECT wallet, leverage_x, leverage_n
+          FROM perpdex_positions_snaps
+          WHERE $12
+            AND ((snapshot_ts >= $1 AND snapshot_ts < $8 AND date >= CAST($1 AS DATE) AND date <= CAST($8::TIMESTAMP AS DATE))
+                 OR (snapshot_ts >= $9 AND snapshot_ts >= $1 AND snapshot_ts <= $2
+                     AND date >= CAST($9::TIMESTAMP AS DATE) AND date >= CAST($1 AS DATE) AND date <= CAST($2 AS DATE)))
             AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw))
     GROUP BY wallet
 ), fund AS (
@@ -247,11 +257,20 @@ WITH fd AS (
     WHERE time >= $1 AND time < $2 AND date >= CAST($1 AS DATE) AND date <= CAST($2 AS DATE) AND wallet >= $3 AND wallet < $4
     GROUP BY wallet
 ), upnl AS (
+    -- From the raw positions, or ($12) their per-snapshot sums: one row per wallet and
+    -- batch, the sum over the same positions.
     SELECT wallet,
            coalesce(sum(unrealized_pnl) FILTER (WHERE snapshot_ts = $7), 0)
          - coalesce(sum(unrealized_pnl) FILTER (WHERE snapshot_ts = $6), 0) AS delta
-    FROM perpdex_positions
-    WHERE (snapshot_ts = $6 OR snapshot_ts = $7) AND (date = CAST($6 AS DATE) OR date = CAST($7 AS DATE)) AND wallet >= $3 AND wallet < $4
+    FROM (SELECT wallet, snapshot_ts, unrealized_pnl
+          FROM perpdex_positions
+          WHERE NOT $12
+            AND (snapshot_ts = $6 OR snapshot_ts = $7) AND (date = CAST($6 AS DATE) OR date = CAST($7 AS DATE)) AND wallet >= $3 AND wallet < $4
+          UNION ALL
+          SELECT wallet, snapshot_ts, unrealized_pnl
+          FROM perpdex_positions_snaps
+          WHERE $12
+            AND (snapshot_ts = $6 OR snapshot_ts = $7) AND (date = CAST($6 AS DATE) OR date = CAST($7 AS DATE)) AND wallet >= $3 AND wallet < $4)
     GROUP BY wallet
 )
 SELECT fw.wallet,
