@@ -134,24 +134,34 @@ var PerpdexAccountsDaily = Register(&Table{
 })
 
 // PerpdexWalletCarry is what the perpetuals boards carry across days per wallet, as of
-// the end of each date: the last equity snapshot, the first day's first value, and the
-// lifetime realized PnL and fees. Each date is the previous date's carry with that
-// date's perpdex_accounts_daily and perpdex_fills_daily rows folded in (a chain of
-// their signatures decides what is current, as predmkt_market_totals), so one more day
-// costs one small fold. A board reads two dates of it (the day before its window start
-// and the day before its hour) where it read every day's units of the history for the
-// equity at the window's ends and the lifetime PnL (sql/perpdex/board.sql).
+// the end of each date: the last equity snapshot, the first day's first value, the
+// lifetime fill sums and days, funding, leverage, peak and largest drawdown. Each date
+// is the previous date's carry with that date's rows of the per-day tables folded in (a
+// chain of their signatures decides what is current, as predmkt_market_totals), so one
+// more day costs one small fold. A board reads two dates of it (the day before its
+// window start and the day before its hour) where it read every day's units of the
+// history for the equity at the window's ends and the lifetime PnL, and the window
+// "all" takes every complete day from it (sql/perpdex/board.sql).
 var PerpdexWalletCarry = Register(&Table{
 	Name: "perpdex_wallet_carry", Area: "perpdex", Prefix: "perpdex/wallet_carry", Partitions: []string{"date"}, File: "carry.parquet", Derived: true,
-	Doc: "Derived from perpdex_accounts_daily and perpdex_fills_daily, one partition per date of either: per wallet seen up to that date, its carry to the next day (sql/perpdex/wallet_carry.sql). Sorted by wallet.",
+	Doc: "Derived from perpdex_accounts_daily, perpdex_fills_daily, perpdex_funding_daily and perpdex_positions_daily, one partition per date of any: per wallet seen up to that date, its carry to the next day (sql/perpdex/wallet_carry.sql). Sorted by wallet.",
 	Columns: []Column{
-		{"wallet", "VARCHAR", "0x hex", "user with a snapshot or a fill on or before the date"},
+		{"wallet", "VARCHAR", "0x hex", "user with a snapshot, a fill, a funding payment or a position on or before the date"},
 		{"last_ts", "TIMESTAMP", "UTC", "the last snapshot on or before the date; NULL without one"},
 		{"last_av", "DOUBLE", "USD", "its account_value"},
 		{"first_ts", "TIMESTAMP", "UTC", "midnight of the first day with a snapshot; NULL without one"},
 		{"first_av", "DOUBLE", "USD", "that day's first account_value (its smallest running peak)"},
 		{"realized_x", "DECIMAL(38,10)", "USD", "sum of closed_pnl of every fill on or before the date; NULL without one"},
 		{"fee_x", "DECIMAL(38,10)", "USD", "sum of their fee"},
+		{"volume_x", "DECIMAL(38,10)", "USD", "sum of their px * sz"},
+		{"fill_days", "BIGINT", "", "days with a fill; NULL without one"},
+		{"last_fill_day", "DATE", "UTC", "the last of them"},
+		{"funding_x", "DECIMAL(38,10)", "USD", "sum of funding usdc on or before the date; NULL without a payment"},
+		{"lev_x", "DECIMAL(38,10)", "", "sum of the position snapshots' leverage; NULL without one"},
+		{"lev_n", "BIGINT", "", "position snapshots with a leverage; NULL without a snapshot"},
+		{"peak", "DOUBLE", "USD", "the highest account_value on or before the date; NULL without a snapshot"},
+		{"dd_pct", "DOUBLE", "%", "the largest drawdown from the running peak, (peak - value) / peak * 100 (0 while the peak is not positive)"},
+		{"dd_usd", "DOUBLE", "USD", "the largest peak - value"},
 	},
 	SortBy:   []string{"wallet"},
 	RowGroup: 2048, // a board reads one wallet bucket (a sixteenth) of a file

@@ -300,11 +300,11 @@ func (q *Queries) perpdexComputeBoard(ctx context.Context, window string, start,
 			break
 		}
 	}
-	cs, ce, err := q.perpdexCarryDates(start, hi, partials)
+	cs, ce, whole, err := q.perpdexCarryDates(start, hi, partials)
 	if err != nil {
 		return nil, err
 	}
-	batches = append(batches, lo, hi, cs, ce, partials)
+	batches = append(batches, lo, hi, cs, ce, partials, whole)
 	out := []pdBoardEntry{}
 	for _, b := range closedTradeBuckets {
 		lo, hi := bucketRange(b)
@@ -342,8 +342,8 @@ func (q *Queries) PerpdexBoardBatches(ctx context.Context, start, end time.Time)
 }
 
 // perpdexBoardBucket appends the board rows of one wallet bucket; batches are the
-// position batches, the complete days, the carry dates and whether the per-day tables
-// were published (sql/perpdex/board.sql $6 to $12).
+// position batches, the complete days, the carry dates, whether the per-day tables
+// were published and the window "all"'s carry date (sql/perpdex/board.sql $6 to $13).
 func (q *Queries) perpdexBoardBucket(ctx context.Context, out []pdBoardEntry, board, sig string, start, end time.Time, lo, hi string,
 	labels sql.NullTime, batches []any) ([]pdBoardEntry, error) {
 	ctx, cancel := q.ctx(ctx)

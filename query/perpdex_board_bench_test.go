@@ -2,6 +2,7 @@ package query
 
 import (
 	"context"
+	"database/sql"
 	"os"
 	"path/filepath"
 	"testing"
@@ -19,8 +20,9 @@ import (
 // scan, date-partition conditions), partials the same with the per-day partial sums
 // published but not the carry across days, window_dd the hourly build before the
 // drawdowns came from perpdex_accounts_daily (testdata), carry the partial sums and
-// perpdex_wallet_carry, snaps the hourly build (the same and perpdex_positions_snaps).
-// Run with -benchtime=1x on a large lake.
+// perpdex_wallet_carry for the equity and lifetime PnL, snaps the same and
+// perpdex_positions_snaps, now the hourly build (the same, and the window "all"'s
+// complete days from the carry). Run with -benchtime=1x on a large lake.
 func BenchmarkPerpdexBoardBuild(b *testing.B) {
 	ctx := context.Background()
 	at := PerpdexBoardTime(testlake.BenchNow(b))
@@ -62,7 +64,7 @@ func BenchmarkPerpdexBoardBuild(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, v := range []string{"before", "raw", "partials", "window_dd", "carry", "snaps"} {
+	for _, v := range []string{"before", "raw", "partials", "window_dd", "carry", "snaps", "now"} {
 		b.Run(v, func(b *testing.B) {
 			perWindow := map[string]time.Duration{}
 			cpuWindow := map[string]time.Duration{}
@@ -75,7 +77,10 @@ func BenchmarkPerpdexBoardBuild(b *testing.B) {
 						b.Fatal(err)
 					}
 					lo, hi := perpdexBoardDays(start, at, v != "before" && v != "raw")
-					cs, ce, err := q.perpdexCarryDates(start, hi, v == "carry" || v == "snaps")
+					cs, ce, whole, err := q.perpdexCarryDates(start, hi, v == "carry" || v == "snaps" || v == "now")
+					if v != "now" {
+						whole = sql.NullTime{} // the window "all" from every day's partial sums
+					}
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -86,7 +91,7 @@ func BenchmarkPerpdexBoardBuild(b *testing.B) {
 						} else if v == "window_dd" {
 							drain(string(windowDD), start, at, blo, bhi, lab.current, bs, be, lo, hi)
 						} else {
-							drain(perpdexBoardSQL, start, at, blo, bhi, lab.current, bs, be, lo, hi, cs, ce, v == "snaps")
+							drain(perpdexBoardSQL, start, at, blo, bhi, lab.current, bs, be, lo, hi, cs, ce, v == "snaps" || v == "now", whole)
 						}
 					}
 					perWindow[w] = time.Since(t0)

@@ -98,14 +98,17 @@ func pdBoardCheck(t *testing.T, q *Queries, what string, buckets bool, clocks ..
 					{true, true, true}, {true, true, false}, {true, false, true}, {true, false, false}, {false, false, false},
 				} {
 					lo, hi := perpdexBoardDays(start, at, mode.partials)
-					cs, ce, err := q.perpdexCarryDates(start, hi, mode.carry)
+					cs, ce, whole, err := q.perpdexCarryDates(start, hi, mode.carry)
 					if err != nil {
 						t.Fatal(err)
 					}
 					if mode.carry && !ce.Valid && w != "all" {
 						t.Fatalf("%s %s %s: no carry date before the board's day proves nothing", what, at, w)
 					}
-					got := boardRowsOf(t, q, perpdexBoardSQL, start, at, r[0], r[1], lab.current, bs, be, lo, hi, cs, ce, mode.snaps)
+					if mode.carry && w == "all" && !whole.Valid {
+						t.Fatalf("%s %s: the window all without its carry proves nothing", what, at)
+					}
+					got := boardRowsOf(t, q, perpdexBoardSQL, start, at, r[0], r[1], lab.current, bs, be, lo, hi, cs, ce, mode.snaps, whole)
 					sameBoard(t, fmt.Sprintf("%s: %s %s wallets [%s, %s) partials %v carry %v (%v, %v) snaps %v", what, at.Format(time.RFC3339), w, r[0], r[1],
 						mode.partials, mode.carry, cs, ce, mode.snaps), got, want)
 				}
@@ -239,9 +242,10 @@ func pdDailyMatchesFills(t *testing.T, q *Queries, what string) {
 }
 
 // pdCarryMatches fails unless every published perpdex_wallet_carry date holds what the
-// raw snapshots and fills on or before it give (the oracle: the last snapshot by time,
-// the first day and its first value, the exact lifetime sums), and the sidecar names
-// exactly the dates of the accounts and fills.
+// raw rows on or before it give (the oracle: the last snapshot by time, the first day
+// and its first value, the exact lifetime sums, the days with fills, the highest value
+// and the largest drawdown from a window function over every snapshot), and the sidecar
+// names exactly the dates of the sources.
 func pdCarryMatches(t *testing.T, q *Queries, what string) {
 	t.Helper()
 	done, err := readSidecar[carrySource](carrySidecar(q.dir))
@@ -249,7 +253,7 @@ func pdCarryMatches(t *testing.T, q *Queries, what string) {
 		t.Fatal(err)
 	}
 	var dates []string
-	for _, tb := range []*lake.Table{lake.PerpdexAccounts, lake.PerpdexFills} {
+	for _, tb := range []*lake.Table{lake.PerpdexAccounts, lake.PerpdexFills, lake.PerpdexFunding, lake.PerpdexPositions} {
 		files, _ := tb.Files(q.dir)
 		for _, f := range files {
 			if d := strings.TrimPrefix(filepath.Base(filepath.Dir(f)), "date="); !slices.Contains(dates, d) {
@@ -265,12 +269,28 @@ func pdCarryMatches(t *testing.T, q *Queries, what string) {
 			t.Fatalf("%s: no carry for %s", what, d)
 		}
 		pdDailyMatches(t, q, what+" carry "+d, `
-			SELECT coalesce(a.wallet, f.wallet) AS wallet, a.last_ts, a.last_av, a.first_ts, a.first_av, f.realized_x, f.fee_x
-			FROM (SELECT wallet, max(snapshot_ts) AS last_ts, arg_max(account_value, snapshot_ts) AS last_av,
-			             CAST(CAST(min(snapshot_ts) AS DATE) AS TIMESTAMP) AS first_ts, arg_min(account_value, snapshot_ts) AS first_av
-			      FROM perpdex_accounts WHERE date <= DATE '`+d+`' GROUP BY wallet) a
-			FULL JOIN (SELECT wallet, sum(CAST(closed_pnl AS DECIMAL(38, 10))) AS realized_x, sum(CAST(fee AS DECIMAL(38, 10))) AS fee_x
-			           FROM perpdex_fills WHERE date <= DATE '`+d+`' GROUP BY wallet) f USING (wallet)`,
+			WITH a AS (
+			    SELECT wallet, max(snapshot_ts) AS last_ts, arg_max(account_value, snapshot_ts) AS last_av,
+			           CAST(CAST(min(snapshot_ts) AS DATE) AS TIMESTAMP) AS first_ts, arg_min(account_value, snapshot_ts) AS first_av,
+			           max(account_value) AS peak,
+			           max(CASE WHEN rp > 0 THEN (rp - account_value) / rp * 100 ELSE 0 END) AS dd_pct, max(rp - account_value) AS dd_usd
+			    FROM (SELECT *, max(account_value) OVER (PARTITION BY wallet ORDER BY snapshot_ts ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS rp
+			          FROM perpdex_accounts WHERE date <= DATE '`+d+`')
+			    GROUP BY wallet
+			), f AS (
+			    SELECT wallet, sum(CAST(closed_pnl AS DECIMAL(38, 10))) AS realized_x, sum(CAST(fee AS DECIMAL(38, 10))) AS fee_x,
+			           sum(CAST(px * sz AS DECIMAL(38, 10))) AS volume_x, count(DISTINCT CAST(time AS DATE)) AS fill_days,
+			           max(CAST(time AS DATE)) AS last_fill_day
+			    FROM perpdex_fills WHERE date <= DATE '`+d+`' GROUP BY wallet
+			), u AS (
+			    SELECT wallet, sum(CAST(usdc AS DECIMAL(38, 10))) AS funding_x FROM perpdex_funding WHERE date <= DATE '`+d+`' GROUP BY wallet
+			), p AS (
+			    SELECT wallet, sum(CAST(leverage AS DECIMAL(38, 10))) AS lev_x, count(leverage) AS lev_n
+			    FROM perpdex_positions WHERE date <= DATE '`+d+`' GROUP BY wallet
+			)
+			SELECT wallet, a.last_ts, a.last_av, a.first_ts, a.first_av, f.realized_x, f.fee_x, f.volume_x, f.fill_days, f.last_fill_day,
+			       u.funding_x, p.lev_x, p.lev_n, a.peak, a.dd_pct, a.dd_usd
+			FROM a FULL JOIN f USING (wallet) FULL JOIN u USING (wallet) FULL JOIN p USING (wallet)`,
 			`SELECT * EXCLUDE (date) FROM perpdex_wallet_carry WHERE date = DATE '`+d+`'`)
 	}
 }
@@ -626,9 +646,9 @@ func TestPerpdexBoardCarrySparseWallets(t *testing.T) {
 	start := PerpdexWindowStart("1d", at)
 	bs, be, _ := q.PerpdexBoardBatches(ctx, start, at)
 	lo, hi := perpdexBoardDays(start, at, true)
-	cs, ce, _ := q.perpdexCarryDates(start, hi, true)
+	cs, ce, whole, _ := q.perpdexCarryDates(start, hi, true)
 	want := map[string]float64{sparse[0].wallet: 1000, sparse[1].wallet: 2000, sparse[2].wallet: 3000}
-	for _, r := range boardRowsOf(t, q, perpdexBoardSQL, start, at, "0x", "0y", lab.current, bs, be, lo, hi, cs, ce, true) {
+	for _, r := range boardRowsOf(t, q, perpdexBoardSQL, start, at, "0x", "0y", lab.current, bs, be, lo, hi, cs, ce, true, whole) {
 		if w, ok := want[r[0].(string)]; ok {
 			if r[2].(float64) != w {
 				t.Fatalf("%s: start equity %v, want %v", r[0], r[2], w)

@@ -14,8 +14,9 @@ import (
 var perpdexWalletCarrySQL = sqlfiles.MustRead("perpdex/wallet_carry.sql")
 
 // carrySource is the sidecar entry of one perpdex_wallet_carry date: the chain of the
-// accounts' and fills' per-day signatures of every date up to it (chainSig) it was
-// folded from, and its rows (0: no file).
+// per-day tables' signatures of every date up to it (chainSig, seeded with the fold's
+// SQL, so a change of the fold rewrites every date) it was folded from, and its rows
+// (0: no file).
 type carrySource struct {
 	Chain string `json:"chain"`
 	Rows  int64  `json:"rows"`
@@ -25,9 +26,12 @@ func carrySidecar(dir string) string {
 	return filepath.Join(dir, filepath.FromSlash(lake.PerpdexWalletCarry.Prefix), "_sources.json")
 }
 
-// publishPerpdexCarry brings perpdex_wallet_carry up to date with the accounts' and
-// fills' per-day tables just published (their sidecars name the source file each date
-// was computed from): walking the dates in order, a date whose chain of signatures is
+// carrySources are the per-day tables the carry folds (their sidecars name the source
+// file each date was computed from).
+var carrySources = []*perpdexDaily{perpdexAccountsDaily, perpdexFillsDaily, perpdexFundingDaily, perpdexPositionsDaily}
+
+// publishPerpdexCarry brings perpdex_wallet_carry up to date with the per-day tables
+// it folds, just published: walking the dates in order, a date whose chain of signatures is
 // unchanged is kept; from the first changed one (a new, late, corrected or removed day)
 // each date is recomputed as the previous carry plus its day, one small file each. A
 // date gone from both sources is removed. Each file is written atomically and the
@@ -37,33 +41,30 @@ func (q *Queries) publishPerpdexCarry(ctx context.Context) (DailyPublication, er
 	const op = "perpdex_wallet_carry publication"
 	start := time.Now()
 	pub := DailyPublication{Table: lake.PerpdexWalletCarry.Name}
-	acc, err := readSidecar[string](filepath.Join(q.dir, filepath.FromSlash(perpdexAccountsDaily.sidecar)))
-	if err != nil {
-		return pub, &StoreError{Op: op, Err: err}
-	}
-	fills, err := readSidecar[string](filepath.Join(q.dir, filepath.FromSlash(perpdexFillsDaily.sidecar)))
-	if err != nil {
-		return pub, &StoreError{Op: op, Err: err}
+	srcs := make([]map[string]string, len(carrySources))
+	has := map[string]bool{}
+	for i, t := range carrySources {
+		m, err := readSidecar[string](filepath.Join(q.dir, filepath.FromSlash(t.sidecar)))
+		if err != nil {
+			return pub, &StoreError{Op: op, Err: err}
+		}
+		srcs[i] = m
+		for d := range m {
+			has[d] = true
+		}
 	}
 	done, err := readSidecar[carrySource](carrySidecar(q.dir))
 	if err != nil {
 		return pub, &StoreError{Op: op, Err: err}
 	}
-	dates := make([]string, 0, len(acc)+len(fills))
-	for d := range acc {
+	dates := make([]string, 0, len(has))
+	for d := range has {
 		dates = append(dates, d)
-	}
-	for d := range fills {
-		if _, ok := acc[d]; !ok {
-			dates = append(dates, d)
-		}
 	}
 	sort.Strings(dates)
 	pub.Partitions = len(dates)
 	for d := range done {
-		_, a := acc[d]
-		_, f := fills[d]
-		if !a && !f {
+		if !has[d] {
 			if err := removeDatePartition(q.dir, lake.PerpdexWalletCarry, d); err != nil {
 				return pub, &StoreError{Op: op, Err: err}
 			}
@@ -75,9 +76,13 @@ func (q *Queries) publishPerpdexCarry(ctx context.Context) (DailyPublication, er
 		}
 	}
 	sort.Strings(pub.Removed)
-	chain, prev := "", ""
+	chain, prev := chainSig("", "sql", perpdexWalletCarrySQL), ""
 	for _, d := range dates {
-		chain = chainSig(chain, d, "accounts "+acc[d]+" fills "+fills[d])
+		sig := ""
+		for i, t := range carrySources {
+			sig += t.dst.Name + " " + srcs[i][d] + "; "
+		}
+		chain = chainSig(chain, d, sig)
 		if t, ok := done[d]; ok && t.Chain == chain {
 			if t.Rows > 0 {
 				prev = d
@@ -117,17 +122,19 @@ func (q *Queries) publishPerpdexCarry(ctx context.Context) (DailyPublication, er
 }
 
 // perpdexCarryDates returns the perpdex_wallet_carry dates a board of the window
-// [start, end] reads when its complete days end at hi (sql/perpdex/board.sql $10 and
-// $11): the newest carry before the window start's day and the newest before hi's day.
-// Both are NULL unless partials (the per-day tables and the carry were published just
-// now, in one PublishPerpdexDaily): the board then reads every day's units.
-func (q *Queries) perpdexCarryDates(start, hi time.Time, partials bool) (sql.NullTime, sql.NullTime, error) {
+// [start, end] reads when its complete days end at hi (sql/perpdex/board.sql $10, $11
+// and $13): the newest carry before the window start's day, the newest before hi's day,
+// and the latter again when the window starts at the epoch (window "all": every
+// complete day is that carry). All are NULL unless partials (the per-day tables and the
+// carry were published just now, in one PublishPerpdexDaily): the board then reads every
+// day's units.
+func (q *Queries) perpdexCarryDates(start, hi time.Time, partials bool) (cs, ce, whole sql.NullTime, err error) {
 	if !partials {
-		return sql.NullTime{}, sql.NullTime{}, nil
+		return cs, ce, whole, nil
 	}
 	done, err := cachedSidecarOf[carrySource](q, carrySidecar(q.dir))
 	if err != nil {
-		return sql.NullTime{}, sql.NullTime{}, &StoreError{Op: "perpdex board", Err: err}
+		return cs, ce, whole, &StoreError{Op: "perpdex board", Err: err}
 	}
 	newestBefore := func(t time.Time) sql.NullTime {
 		limit := Date(t)
@@ -143,5 +150,9 @@ func (q *Queries) perpdexCarryDates(start, hi time.Time, partials bool) (sql.Nul
 		day, _ := time.Parse(time.DateOnly, best)
 		return sql.NullTime{Time: day, Valid: true}
 	}
-	return newestBefore(start), newestBefore(hi), nil
+	cs, ce = newestBefore(start), newestBefore(hi)
+	if !start.After(time.Unix(0, 0)) {
+		whole = ce
+	}
+	return cs, ce, whole, nil
 }

@@ -25,12 +25,14 @@ type perpdexDaily struct {
 }
 
 var (
-	perpdexFillsDaily    = &perpdexDaily{lake.PerpdexFills, lake.PerpdexFillsDaily, sqlfiles.MustRead("perpdex/fills_daily.sql"), "perpdex/fills_daily/_sources.json"}
-	perpdexAccountsDaily = &perpdexDaily{lake.PerpdexAccounts, lake.PerpdexAccountsDaily, sqlfiles.MustRead("perpdex/accounts_daily.sql"), "perpdex/accounts_daily/_sources.json"}
-	perpdexDailies       = []*perpdexDaily{
+	perpdexFillsDaily     = &perpdexDaily{lake.PerpdexFills, lake.PerpdexFillsDaily, sqlfiles.MustRead("perpdex/fills_daily.sql"), "perpdex/fills_daily/_sources.json"}
+	perpdexAccountsDaily  = &perpdexDaily{lake.PerpdexAccounts, lake.PerpdexAccountsDaily, sqlfiles.MustRead("perpdex/accounts_daily.sql"), "perpdex/accounts_daily/_sources.json"}
+	perpdexPositionsDaily = &perpdexDaily{lake.PerpdexPositions, lake.PerpdexPositionsDaily, sqlfiles.MustRead("perpdex/positions_daily.sql"), "perpdex/positions_daily/_sources.json"}
+	perpdexFundingDaily   = &perpdexDaily{lake.PerpdexFunding, lake.PerpdexFundingDaily, sqlfiles.MustRead("perpdex/funding_daily.sql"), "perpdex/funding_daily/_sources.json"}
+	perpdexDailies        = []*perpdexDaily{
 		perpdexFillsDaily,
-		{lake.PerpdexPositions, lake.PerpdexPositionsDaily, sqlfiles.MustRead("perpdex/positions_daily.sql"), "perpdex/positions_daily/_sources.json"},
-		{lake.PerpdexFunding, lake.PerpdexFundingDaily, sqlfiles.MustRead("perpdex/funding_daily.sql"), "perpdex/funding_daily/_sources.json"},
+		perpdexPositionsDaily,
+		perpdexFundingDaily,
 		{lake.PerpdexFills, lake.PerpdexBuildersDaily, sqlfiles.MustRead("perpdex/builders_daily.sql"), "perpdex/builders_daily/_sources.json"},
 		perpdexAccountsDaily,
 		{lake.PerpdexPositions, lake.PerpdexPositionsSnaps, sqlfiles.MustRead("perpdex/positions_snaps.sql"), "perpdex/positions_snaps/_sources.json"},

@@ -19,7 +19,9 @@
 -- $12 true (the partial sums published) reads the leverage of the partial edge days and
 -- the uPnL of the position batches from perpdex_positions_snaps (per wallet and
 -- snapshot, sorted by wallet) instead of the raw positions, which every bucket read
--- whole.
+-- whole. $13 is the window "all"'s carry date ($11; NULL for other windows or without
+-- the carry): the fills, drawdowns, leverage and funding of its complete days (every day
+-- before $9) come from that one date of the carry instead of every day's partial sums.
 -- The date conditions beside the time ones let DuckDB skip whole date partitions
 -- before opening them (a partition's date is its rows' time's date, as
 -- cohort_snapshot_at.sql also relies on): with a year of files, a window opens its own.
@@ -27,14 +29,20 @@ WITH fd AS (
     -- The window's fills per wallet and day: complete days ($8 <= day < $9) from their
     -- published partial sums (perpdex_fills_daily), the partial days at the edges
     -- ([$1, $8) and [$9, $2)) from the fills themselves. Exact decimal sums, so the
-    -- grouping does not change a bit. $8 = $9 = the epoch reads every day raw.
-    SELECT wallet, day, realized_x, fee_x, volume_x
+    -- grouping does not change a bit. $8 = $9 = the epoch reads every day raw. The
+    -- window "all" ($13, its carry date) takes every complete day as one row of the
+    -- carry, with its count of days with fills (nd) and its last one (ld).
+    SELECT wallet, day, realized_x, fee_x, volume_x, CAST(NULL AS BIGINT) AS nd, CAST(NULL AS DATE) AS ld
     FROM perpdex_fills_daily
-    WHERE day >= CAST($8::TIMESTAMP AS DATE) AND day < CAST($9::TIMESTAMP AS DATE)
+    WHERE $13 IS NULL AND day >= CAST($8::TIMESTAMP AS DATE) AND day < CAST($9::TIMESTAMP AS DATE)
       AND date >= CAST($8::TIMESTAMP AS DATE) AND date < CAST($9::TIMESTAMP AS DATE) AND wallet >= $3 AND wallet < $4
     UNION ALL
+    SELECT wallet, NULL, realized_x, fee_x, volume_x, fill_days, last_fill_day
+    FROM perpdex_wallet_carry
+    WHERE date = CAST($13 AS DATE) AND fill_days > 0 AND wallet >= $3 AND wallet < $4
+    UNION ALL
     SELECT wallet, CAST(time AS DATE), sum(CAST(closed_pnl AS DECIMAL(38, 10))), sum(CAST(fee AS DECIMAL(38, 10))),
-           sum(CAST(px * sz AS DECIMAL(38, 10)))
+           sum(CAST(px * sz AS DECIMAL(38, 10))), NULL, NULL
     FROM (SELECT * FROM perpdex_fills
           WHERE time >= $1 AND time < $8 AND date >= CAST($1 AS DATE) AND date <= CAST($8::TIMESTAMP AS DATE)
           UNION ALL
@@ -48,8 +56,9 @@ WITH fd AS (
            sum(realized_x)::DOUBLE      AS realized_gross,
            sum(fee_x)::DOUBLE           AS fees,
            sum(volume_x)::DOUBLE        AS volume,
-           count(DISTINCT day)          AS active_days,
-           max(day)                     AS last_day
+           -- the carry's days are before $9, the raw days on or after it: none twice
+           CAST(count(DISTINCT day) + coalesce(sum(nd), 0) AS BIGINT) AS active_days,
+           max(coalesce(ld, day))       AS last_day
     FROM fd
     GROUP BY wallet
 ), life AS (
@@ -107,14 +116,22 @@ WITH fd AS (
 ), seg AS (
     -- The window's equity series ($1 and $2 both included) as per-day segments where
     -- each day's running peak rises (sql/perpdex/accounts_daily.sql): complete days from
-    -- perpdex_accounts_daily, the partial edge days from the snapshots, same shape.
-    SELECT wallet, day, peak, low, last_ts, last_av
+    -- perpdex_accounts_daily, the partial edge days from the snapshots, same shape. The
+    -- window "all" ($13) takes every complete day as one unit of the carry, on the carry's
+    -- date: the peak so far, the last snapshot, and the largest drawdown of those days
+    -- (dd_pct, dd_usd: folded as dd folds a window's days).
+    SELECT wallet, day, peak, low, last_ts, last_av, CAST(NULL AS DOUBLE) AS dd_pct, CAST(NULL AS DOUBLE) AS dd_usd
     FROM perpdex_accounts_daily
-    WHERE day >= CAST($8::TIMESTAMP AS DATE) AND day < CAST($9::TIMESTAMP AS DATE)
+    WHERE $13 IS NULL AND day >= CAST($8::TIMESTAMP AS DATE) AND day < CAST($9::TIMESTAMP AS DATE)
       AND date >= CAST($8::TIMESTAMP AS DATE) AND date < CAST($9::TIMESTAMP AS DATE)
       AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
     UNION ALL
-    SELECT wallet, day, peak, min(account_value), any_value(last_ts), any_value(last_av)
+    SELECT wallet, CAST($13 AS DATE), peak, NULL, last_ts, last_av, dd_pct, dd_usd
+    FROM perpdex_wallet_carry
+    WHERE date = CAST($13 AS DATE) AND last_ts IS NOT NULL
+      AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
+    UNION ALL
+    SELECT wallet, day, peak, min(account_value), any_value(last_ts), any_value(last_av), NULL, NULL
     FROM (SELECT wallet, day, account_value,
                  max(account_value) OVER (PARTITION BY wallet, day ORDER BY snapshot_ts
                                           ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS peak,
@@ -143,10 +160,11 @@ WITH fd AS (
     -- A segment's running peak is the larger of its day's and the carried one; its
     -- largest drawdown is at its lowest value (the drawdown falls as the value rises).
     SELECT s.wallet,
-           max(CASE WHEN greatest(coalesce(c.before_peak, s.peak), s.peak) > 0
-                    THEN (greatest(coalesce(c.before_peak, s.peak), s.peak) - s.low) / greatest(coalesce(c.before_peak, s.peak), s.peak) * 100
-                    ELSE 0 END) AS max_dd_pct,
-           max(greatest(coalesce(c.before_peak, s.peak), s.peak) - s.low) AS max_dd_usd
+           max(coalesce(s.dd_pct,
+                        CASE WHEN greatest(coalesce(c.before_peak, s.peak), s.peak) > 0
+                             THEN (greatest(coalesce(c.before_peak, s.peak), s.peak) - s.low) / greatest(coalesce(c.before_peak, s.peak), s.peak) * 100
+                             ELSE 0 END)) AS max_dd_pct,
+           max(coalesce(s.dd_usd, greatest(coalesce(c.before_peak, s.peak), s.peak) - s.low)) AS max_dd_usd
     FROM seg s JOIN carried c ON c.wallet = s.wallet AND c.day = s.day
     GROUP BY s.wallet
 ), cur AS (
@@ -208,8 +226,13 @@ WITH fd AS (
     SELECT wallet, CAST(sum(lev_x) AS DOUBLE) / nullif(sum(lev_n), 0) AS avg_lev
     FROM (SELECT wallet, leverage_x AS lev_x, leverage_n AS lev_n
           FROM perpdex_positions_daily
-          WHERE day >= CAST($8::TIMESTAMP AS DATE) AND day < CAST($9::TIMESTAMP AS DATE)
+          WHERE $13 IS NULL AND day >= CAST($8::TIMESTAMP AS DATE) AND day < CAST($9::TIMESTAMP AS DATE)
             AND date >= CAST($8::TIMESTAMP AS DATE) AND date < CAST($9::TIMESTAMP AS DATE)
+            AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
+          UNION ALL
+          SELECT wallet, lev_x, lev_n
+          FROM perpdex_wallet_carry
+          WHERE date = CAST($13 AS DATE) AND lev_n IS NOT NULL
             AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
           UNION ALL
           SELECT wallet, CAST(leverage AS DECIMAL(38, 10)), CAST(leverage IS NOT NULL AS BIGINT)
@@ -234,8 +257,12 @@ WITH fd AS (
     SELECT wallet, -CAST(sum(usdc_x) AS DOUBLE) AS paid
     FROM (SELECT wallet, usdc_x
           FROM perpdex_funding_daily
-          WHERE day >= CAST($8::TIMESTAMP AS DATE) AND day < CAST($9::TIMESTAMP AS DATE)
+          WHERE $13 IS NULL AND day >= CAST($8::TIMESTAMP AS DATE) AND day < CAST($9::TIMESTAMP AS DATE)
             AND date >= CAST($8::TIMESTAMP AS DATE) AND date < CAST($9::TIMESTAMP AS DATE) AND wallet >= $3 AND wallet < $4
+          UNION ALL
+          SELECT wallet, funding_x
+          FROM perpdex_wallet_carry
+          WHERE date = CAST($13 AS DATE) AND funding_x IS NOT NULL AND wallet >= $3 AND wallet < $4
           UNION ALL
           SELECT wallet, CAST(usdc AS DECIMAL(38, 10))
           FROM perpdex_funding
