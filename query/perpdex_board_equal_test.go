@@ -660,3 +660,50 @@ func TestPerpdexBoardCarrySparseWallets(t *testing.T) {
 		t.Fatalf("not on the 1d board: %v", want)
 	}
 }
+
+// TestPerpdexCarryOtherLayout: a lake whose perpdex_wallet_carry was written by another
+// fold (fewer columns, as the first carry had) is rewritten whole by the next
+// publication, and then equals the raw oracle; a publication after it writes nothing.
+func TestPerpdexCarryOtherLayout(t *testing.T) {
+	q := pdBoardQueries(t)
+	ctx := context.Background()
+	done, err := readSidecar[carrySource](carrySidecar(q.dir))
+	if err != nil || len(done) == 0 {
+		t.Fatal(len(done), err)
+	}
+	for d, e := range done {
+		rel, _ := lake.PerpdexWalletCarry.Path(d)
+		path := filepath.Join(q.dir, filepath.FromSlash(rel))
+		if _, err := q.db.Exec(`COPY (SELECT wallet, last_ts, last_av, first_ts, first_av, realized_x, fee_x FROM read_parquet('` + path + `'))
+			TO '` + path + `.old' (FORMAT parquet)`); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(path+".old", path); err != nil {
+			t.Fatal(err)
+		}
+		e.Layout = ""
+		done[d] = e
+	}
+	if err := writeSidecar(carrySidecar(q.dir), done); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Reload(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ps, err := q.PublishPerpdexDaily(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := ps[len(ps)-1]; p.Table != lake.PerpdexWalletCarry.Name || len(p.Written) != len(done) {
+		t.Fatalf("carry after another layout: %+v, want %d dates written", p, len(done))
+	}
+	pdCarryMatches(t, q, "other layout")
+	pdBoardCheck(t, q, "other layout", false, pdClocks()[0])
+	ps, err = q.PublishPerpdexDaily(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := ps[len(ps)-1]; len(p.Written)+len(p.Removed) != 0 {
+		t.Fatalf("nothing changed: %+v", p)
+	}
+}

@@ -14,13 +14,16 @@ import (
 var perpdexWalletCarrySQL = sqlfiles.MustRead("perpdex/wallet_carry.sql")
 
 // carrySource is the sidecar entry of one perpdex_wallet_carry date: the chain of the
-// per-day tables' signatures of every date up to it (chainSig, seeded with the fold's
-// SQL, so a change of the fold rewrites every date) it was folded from, and its rows
-// (0: no file).
+// per-day tables' signatures of every date up to it (chainSig) it was folded from, its
+// rows (0: no file) and the fold it was written by (carryLayout).
 type carrySource struct {
-	Chain string `json:"chain"`
-	Rows  int64  `json:"rows"`
+	Chain  string `json:"chain"`
+	Rows   int64  `json:"rows"`
+	Layout string `json:"layout"`
 }
+
+// carryLayout names the fold: a date written by another (other columns) is not current.
+var carryLayout = chainSig("", "sql", perpdexWalletCarrySQL)
 
 func carrySidecar(dir string) string {
 	return filepath.Join(dir, filepath.FromSlash(lake.PerpdexWalletCarry.Prefix), "_sources.json")
@@ -57,6 +60,26 @@ func (q *Queries) publishPerpdexCarry(ctx context.Context) (DailyPublication, er
 	if err != nil {
 		return pub, &StoreError{Op: op, Err: err}
 	}
+	for _, e := range done {
+		if e.Layout != carryLayout {
+			// Written by another fold: every date is rewritten, and the files go first, as
+			// the fold reads the previous date through the table's view, which a file of
+			// other columns would give the wrong ones.
+			for d := range done {
+				if err := removeDatePartition(q.dir, lake.PerpdexWalletCarry, d); err != nil {
+					return pub, &StoreError{Op: op, Err: err}
+				}
+			}
+			done = map[string]carrySource{}
+			if err := writeSidecar(carrySidecar(q.dir), done); err != nil {
+				return pub, &StoreError{Op: op, Err: err}
+			}
+			if err := q.Reload(ctx); err != nil {
+				return pub, wrap(ctx, op, err)
+			}
+			break
+		}
+	}
 	dates := make([]string, 0, len(has))
 	for d := range has {
 		dates = append(dates, d)
@@ -76,14 +99,14 @@ func (q *Queries) publishPerpdexCarry(ctx context.Context) (DailyPublication, er
 		}
 	}
 	sort.Strings(pub.Removed)
-	chain, prev := chainSig("", "sql", perpdexWalletCarrySQL), ""
+	chain, prev := "", ""
 	for _, d := range dates {
 		sig := ""
 		for i, t := range carrySources {
 			sig += t.dst.Name + " " + srcs[i][d] + "; "
 		}
 		chain = chainSig(chain, d, sig)
-		if t, ok := done[d]; ok && t.Chain == chain {
+		if t, ok := done[d]; ok && t.Chain == chain && t.Layout == carryLayout {
 			if t.Rows > 0 {
 				prev = d
 			}
@@ -103,7 +126,7 @@ func (q *Queries) publishPerpdexCarry(ctx context.Context) (DailyPublication, er
 		} else {
 			prev = d
 		}
-		done[d] = carrySource{Chain: chain, Rows: n}
+		done[d] = carrySource{Chain: chain, Rows: n, Layout: carryLayout}
 		if err := writeSidecar(carrySidecar(q.dir), done); err != nil {
 			return pub, &StoreError{Op: op, Err: err}
 		}
