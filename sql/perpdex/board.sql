@@ -237,19 +237,26 @@ WITH fd AS (
           UNION ALL
           SELECT wallet, CAST(leverage AS DECIMAL(38, 10)), CAST(leverage IS NOT NULL AS BIGINT)
           FROM perpdex_positions
-          WHERE NOT $12
-            AND ((snapshot_ts >= $1 AND snapshot_ts < $8 AND date >= CAST($1 AS DATE) AND date <= CAST($8::TIMESTAMP AS DATE))
-                 OR (snapshot_ts >= $9 AND snapshot_ts >= $1 AND snapshot_ts <= $2
-                     AND date >= CAST($9::TIMESTAMP AS DATE) AND date >= CAST($1 AS DATE) AND date <= CAST($2 AS DATE)))
+          WHERE NOT $12 AND snapshot_ts >= $1 AND snapshot_ts < $8 AND date >= CAST($1 AS DATE) AND date <= CAST($8::TIMESTAMP AS DATE)
             AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
           UNION ALL
-          -- the same edges from the per-snapshot sums (exact decimals: the same sum)
+          SELECT wallet, CAST(leverage AS DECIMAL(38, 10)), CAST(leverage IS NOT NULL AS BIGINT)
+          FROM perpdex_positions
+          WHERE NOT $12 AND snapshot_ts >= $9 AND snapshot_ts >= $1 AND snapshot_ts <= $2
+            AND date >= CAST($9::TIMESTAMP AS DATE) AND date >= CAST($1 AS DATE) AND date <= CAST($2 AS DATE)
+            AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
+          UNION ALL
+          -- the same edges from the per-snapshot sums (exact decimals: the same sum); each
+          -- edge its own branch, as an OR of the two date ranges opens every date's file
           SELECT wallet, leverage_x, leverage_n
           FROM perpdex_positions_snaps
-          WHERE $12
-            AND ((snapshot_ts >= $1 AND snapshot_ts < $8 AND date >= CAST($1 AS DATE) AND date <= CAST($8::TIMESTAMP AS DATE))
-                 OR (snapshot_ts >= $9 AND snapshot_ts >= $1 AND snapshot_ts <= $2
-                     AND date >= CAST($9::TIMESTAMP AS DATE) AND date >= CAST($1 AS DATE) AND date <= CAST($2 AS DATE)))
+          WHERE $12 AND snapshot_ts >= $1 AND snapshot_ts < $8 AND date >= CAST($1 AS DATE) AND date <= CAST($8::TIMESTAMP AS DATE)
+            AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
+          UNION ALL
+          SELECT wallet, leverage_x, leverage_n
+          FROM perpdex_positions_snaps
+          WHERE $12 AND snapshot_ts >= $9 AND snapshot_ts >= $1 AND snapshot_ts <= $2
+            AND date >= CAST($9::TIMESTAMP AS DATE) AND date >= CAST($1 AS DATE) AND date <= CAST($2 AS DATE)
             AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw))
     GROUP BY wallet
 ), fund AS (
