@@ -37,7 +37,7 @@ var carrySources = []*perpdexDaily{perpdexAccountsDaily, perpdexFillsDaily, perp
 // it folds, just published: walking the dates in order, a date whose chain of signatures is
 // unchanged is kept; from the first changed one (a new, late, corrected or removed day)
 // each date is recomputed as the previous carry plus its day, one small file each. A
-// date gone from both sources is removed. Each file is written atomically and the
+// date gone from every source is removed. Each file is written atomically and the
 // sidecar after it, so a cancelled publication leaves a prefix of the chain current and
 // the rest recomputed next time.
 func (q *Queries) publishPerpdexCarry(ctx context.Context) (DailyPublication, error) {
