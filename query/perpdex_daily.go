@@ -78,7 +78,7 @@ func (q *Queries) PublishPerpdexDaily(ctx context.Context) ([]DailyPublication, 
 			return out, wrap(ctx, "perpdex daily publication", err)
 		}
 	}
-	// The carry across days, folded from the accounts' and fills' days just published.
+	// The carry across days, folded from the per-day tables just published.
 	p, err := q.publishPerpdexCarry(ctx)
 	out = append(out, p)
 	return out, err
