@@ -294,7 +294,11 @@ func BenchmarkOnchainHolders(b *testing.B) {
 		return "GET", "/v1/onchain/tokens/" + s.tok + "/holders"
 	}, "onchain/token_holders.sql", func(s *ocBench, i int) []any {
 		// The route reads the hourly holders board this SQL builds.
-		return []any{"ethereum", s.us(0), query.OnchainTokenHoldersCap}
+		h, err := s.q.OnchainHistoryArgs("ethereum", s.now.Truncate(time.Hour))
+		if err != nil {
+			panic(err)
+		}
+		return append([]any{"ethereum", s.us(0), query.OnchainTokenHoldersCap}, h...)
 	})
 }
 

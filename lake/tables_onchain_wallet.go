@@ -33,7 +33,7 @@ var OnchainWalletLegs = Register(&Table{
 // the legs only for the days a window edge or the clock falls in.
 var OnchainWalletDays = Register(&Table{
 	Name: "onchain_wallet_days", Area: "onchain", Prefix: "onchain/wallet_days", Partitions: []string{"chain", "bucket", "segment"}, File: "days.parquet", Derived: true,
-	Doc: "Derived with onchain_wallet_legs (sql/onchain/wallet_days_segment.sql): per (wallet, token, day of block time, legs partition date), the exact USD received and sent, the transfers (a self-transfer once) and the first and last block time; same segments and split dates as onchain_wallet_legs.",
+	Doc: "Derived with onchain_wallet_legs (sql/onchain/wallet_days_segment.sql): per (wallet, token, day of block time, legs partition date), the exact USD and token amounts received and sent (the amounts also over the priced legs alone), the transfers (a self-transfer once), whether every leg was priced, and the first and last block time; same segments and split dates as onchain_wallet_legs.",
 	Columns: []Column{
 		{"wallet", "VARCHAR", "0x hex", "the wallet"},
 		{"token", "VARCHAR", "0x hex", "token contract; 0x000...0 for the native coin"},
@@ -44,6 +44,11 @@ var OnchainWalletDays = Register(&Table{
 		{"tx_count", "BIGINT", "", "transfers (a self-transfer once)"},
 		{"first_time", "TIMESTAMP", "UTC", "first block_time"},
 		{"last_time", "TIMESTAMP", "UTC", "last block_time"},
+		{"amount_in", "DECIMAL(38, 10)", "whole tokens", "sum of the received legs' amount; NULL without one"},
+		{"amount_out", "DECIMAL(38, 10)", "whole tokens", "sum of the sent legs' amount; NULL without one"},
+		{"amount_in_p", "DECIMAL(38, 10)", "whole tokens", "amount_in over the priced legs only; NULL without one"},
+		{"amount_out_p", "DECIMAL(38, 10)", "whole tokens", "amount_out over the priced legs only; NULL without one"},
+		{"priced", "BOOLEAN", "", "every leg had a price"},
 	},
 	SortBy:   []string{"wallet", "day", "token", "date"},
 	RowGroup: 16384, // as onchain_wallet_legs: fewer groups, a smaller footer to parse per read
@@ -77,7 +82,9 @@ var OnchainWalletEdges = Register(&Table{
 // that is not the serving date lies in the same window band for every clock of the
 // serving date, so its sums can be added up per (wallet, token, band) once. A busy
 // wallet's daily sums are tens of thousands of rows (tokens times days); its bands are
-// at most four rows per token.
+// at most four rows per token. The hourly boards that sum every wallet's history on a
+// board hour of the serving date (discover, the screener's smart-money cohort, holders)
+// read the bands, the edges and the legs after R instead of every leg of the history.
 var OnchainWalletBands = Register(&Table{
 	Name: "onchain_wallet_bands", Area: "onchain", Prefix: "onchain/wallet_bands", Partitions: []string{"built", "chain", "bucket"}, File: "bands.parquet", Derived: true,
 	Doc: "Derived with onchain_wallet_edges (sql/onchain/wallet_bands_publish.sql), same versions: onchain_wallet_days summed per (wallet, token, band) over the days up to the recent split R before the serving date D = R + 1 that are not window-edge days, band being the narrowest summary window holding the day on D (2 = 7d, 3 = 30d, 4 = 90d, 5 = older).",
@@ -90,8 +97,13 @@ var OnchainWalletBands = Register(&Table{
 		{"tx_count", "BIGINT", "", "the days' transfers (a self-transfer once)"},
 		{"first_time", "TIMESTAMP", "UTC", "first block_time of those days"},
 		{"last_time", "TIMESTAMP", "UTC", "last block_time of those days"},
+		{"amount_in", "DECIMAL(38, 10)", "whole tokens", "sum of the days' amount_in; NULL without one"},
+		{"amount_out", "DECIMAL(38, 10)", "whole tokens", "sum of the days' amount_out; NULL without one"},
+		{"amount_in_p", "DECIMAL(38, 10)", "whole tokens", "sum of the days' amount_in_p; NULL without one"},
+		{"amount_out_p", "DECIMAL(38, 10)", "whole tokens", "sum of the days' amount_out_p; NULL without one"},
+		{"priced", "BOOLEAN", "", "every leg of those days had a price"},
 	},
 	SortBy:   []string{"wallet", "token", "band"},
 	RowGroup: 16384,
-	Routes:   []string{"/v1/onchain/wallets/{address}"},
+	Routes:   []string{"/v1/onchain/wallets/{address}", "/v1/onchain/wallets/discover", "/v1/onchain/tokens/screener", "/v1/onchain/tokens/{token_address}/holders"},
 })

@@ -2,6 +2,7 @@ package query
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -34,6 +35,9 @@ type ocFamily struct {
 	// chain at board hour at.
 	keys func(chain string) []string
 	args func(chain string, at time.Time) []any
+	// bands: the pass reads history through the wallet bands (ocBands), whose three
+	// arguments follow args.
+	bands bool
 }
 
 var (
@@ -56,7 +60,7 @@ var (
 	}
 	discoverFamily = &ocFamily{
 		name: "onchain discover boards", table: lake.OnchainDiscoverBoard, sources: legsBoardSources,
-		all: sqlfiles.MustRead("onchain/discover_all.sql"), cut: sqlfiles.MustRead("onchain/discover_cut.sql"),
+		all: sqlfiles.MustRead("onchain/discover_all.sql"), cut: sqlfiles.MustRead("onchain/discover_cut.sql"), bands: true,
 		keys: func(chain string) []string {
 			return []string{chain + ".24h", chain + ".7d", chain + ".30d", chain + ".90d", chain + ".all"}
 		},
@@ -78,6 +82,19 @@ var (
 		},
 	}
 )
+
+// familyPass computes family f's pass for chain at board hour at into the temporary
+// table oc_board_family of conn.
+func (q *Queries) familyPass(ctx context.Context, conn *sql.Conn, f *ocFamily, chain string, at time.Time) error {
+	run := func(extra ...any) error {
+		_, err := conn.ExecContext(ctx, "CREATE OR REPLACE TEMP TABLE oc_board_family AS\n"+f.all, append(f.args(chain, at), extra...)...)
+		return err
+	}
+	if !f.bands {
+		return run()
+	}
+	return q.withOcBands(chain, at, true, func(b ocBands) error { return run(b.args()...) })
+}
 
 type ocFamilyKey struct{}
 
@@ -193,7 +210,7 @@ func (q *Queries) boardFamily(ctx context.Context, f *ocFamily, chain, board str
 			return wrap(ctx, f.name, err)
 		}
 		defer conn.Close()
-		if _, err := conn.ExecContext(ctx, "CREATE OR REPLACE TEMP TABLE oc_board_family AS\n"+f.all, f.args(chain, at)...); err != nil {
+		if err := q.familyPass(ctx, conn, f, chain, at); err != nil {
 			return wrap(ctx, f.name, err)
 		}
 		defer conn.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS oc_board_family") //nolint:errcheck // the connection's temp schema goes with it

@@ -58,7 +58,7 @@ func checkFamilies(t *testing.T, q *Queries, what string, at time.Time) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := conn.ExecContext(ctx, "CREATE OR REPLACE TEMP TABLE oc_board_family AS\n"+f.all, f.args(chain, at)...); err != nil {
+			if err := q.familyPass(ctx, conn, f, chain, at); err != nil {
 				t.Fatalf("%s %s: %v", f.name, chain, err)
 			}
 			for _, k := range f.keys(chain) {
@@ -180,6 +180,10 @@ func TestOnchainBoardFamiliesSameAsPerBoardSQL(t *testing.T) {
 	clock = day
 	for _, at := range []time.Time{day, day.Add(-24*time.Hour + time.Hour), day.Add(-3*24*time.Hour + 13*time.Hour)} {
 		checkFamilies(t, q, "before the newest day", at)
+		// An hour of the day before is on the serving date of the bands published then.
+		if bands := checkHistoryBoards(t, q, "before the newest day", at); bands != (at == day.Add(-23*time.Hour)) {
+			t.Fatalf("before the newest day at %s: bands read %t", at.Format(time.RFC3339), bands)
+		}
 	}
 	publishedSame(t, q, "before the newest day")
 
@@ -199,6 +203,9 @@ func TestOnchainBoardFamiliesSameAsPerBoardSQL(t *testing.T) {
 	clock = testlake.Now()
 	for _, at := range []time.Time{ocBoardHour(clock), day.Add(time.Hour), day} {
 		checkFamilies(t, q, "after the newest day", at)
+		if !checkHistoryBoards(t, q, "after the newest day", at) {
+			t.Fatalf("after the newest day at %s: the bands not read", at.Format(time.RFC3339))
+		}
 	}
 	publishedSame(t, q, "after the newest day")
 }
@@ -213,8 +220,12 @@ func TestSmartCohortInPlaceAtHourTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	at := ocBoardHour(testlake.Now())
-	sel := strings.TrimPrefix(onchainSmartCohortSQL[strings.Index(onchainSmartCohortSQL, "INSERT INTO"):], "INSERT INTO onchain_cohort_mem")
-	sel = strings.TrimRight(strings.TrimSpace(sel), ";")
+	// The query the cohort replaced, which reads every leg.
+	before, err := os.ReadFile("testdata/onchain_smart_cohort_before.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel := cohortSelect(string(before))
 	nonEmpty := false
 	for _, h := range []time.Time{at.Add(-2 * time.Hour), at.Add(-time.Hour), at} {
 		for _, chain := range OnchainChains {

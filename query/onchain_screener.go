@@ -131,7 +131,11 @@ func (q *Queries) smartCohort(ctx context.Context, chain string, at time.Time) e
 				return wrap(ctx, "onchain smart cohort", err)
 			}
 			once.forget(chain+"|", at.Add(-time.Hour))
-			if _, err := conn.ExecContext(ctx, onchainSmartCohortSQL, chain, micros(at), OnchainSmartMoneyPnL); err != nil {
+			err = q.withOcBands(chain, at, false, func(b ocBands) error {
+				_, err := conn.ExecContext(ctx, onchainSmartCohortSQL, append([]any{chain, micros(at), OnchainSmartMoneyPnL}, b.args()...)...)
+				return err
+			})
+			if err != nil {
 				return wrap(ctx, "onchain smart cohort", err)
 			}
 			return nil

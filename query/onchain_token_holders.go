@@ -54,7 +54,13 @@ func (q *Queries) OnchainTokenHolders(ctx context.Context, chain, token string, 
 }
 
 func (q *Queries) buildHoldersBoard(ctx context.Context, chain string, at time.Time) (map[string][]TokenHolderRow, error) {
-	rows, err := q.sourcedBoardRows(ctx, lake.OnchainHoldersBoard, chain, at, holdersBoardSources, nil, onchainTokenHoldersSQL, chain, micros(at), OnchainTokenHoldersCap)
+	var rows *sql.Rows
+	err := q.withOcBands(chain, at, false, func(b ocBands) error {
+		var err error
+		rows, err = q.sourcedBoardRows(ctx, lake.OnchainHoldersBoard, chain, at, holdersBoardSources, nil, onchainTokenHoldersSQL,
+			append([]any{chain, micros(at), OnchainTokenHoldersCap}, b.args()...)...)
+		return err
+	})
 	if err != nil {
 		return nil, wrap(ctx, "onchain token holders", err)
 	}

@@ -49,15 +49,16 @@ func walletEdgeDays(d time.Time) []time.Time {
 	return out
 }
 
-// walletSplitTag identifies a publication of the wallet segments: the split dates and
-// the signatures of the transfers files their legs come from. Equal tags, same legs.
+// walletSplitTag identifies a publication of the wallet segments: the split dates, the
+// layout and the signatures of the transfers files their legs come from. Equal tags,
+// same legs.
 func walletSplitTag(side walletLegsSide) string {
 	parts := make([]string, 0, len(side.Sources))
 	for p, sig := range side.Sources {
 		parts = append(parts, p+"="+sig)
 	}
 	sort.Strings(parts)
-	h := sha256.Sum256([]byte(side.History + "|" + side.Recent + "|" + strings.Join(parts, ",")))
+	h := sha256.Sum256([]byte(side.History + "|" + side.Recent + "|" + side.Layout + "|" + strings.Join(parts, ",")))
 	return hex.EncodeToString(h[:6])
 }
 
@@ -291,14 +292,20 @@ var walletEdgesCache sidecarCache[walletEdgesSide]
 // segments of tag reads: the published one when it was read from those segments and
 // now falls on its serving date ("" otherwise: the summary reads the segments).
 func (q *Queries) walletEdgesFor(tag string, now time.Time) string {
+	side, _ := q.walletEdgesSideFor(tag, now)
+	return side.Built
+}
+
+// walletEdgesSideFor is walletEdgesFor with the version's sidecar (false without one).
+func (q *Queries) walletEdgesSideFor(tag string, now time.Time) (walletEdgesSide, bool) {
 	side, ok := walletEdgesCache.get(q.dir, filepath.Join(q.dir, filepath.FromSlash(walletEdgesFile)), func() walletEdgesSide {
 		side, _ := readWalletEdgesSide(q.dir) // unreadable: no version, the segments
 		return side
 	})
 	if !ok || tag == "" || side.Tag != tag || side.Day != now.UTC().Format(time.DateOnly) || side.Built == "" {
-		return ""
+		return walletEdgesSide{}, false
 	}
-	return side.Built
+	return side, true
 }
 
 // walletEdgeFiles sets a's edges and bands to the files of version built for

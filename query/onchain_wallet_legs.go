@@ -2,7 +2,9 @@ package query
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"maps"
@@ -41,7 +43,17 @@ type walletLegsSide struct {
 	History string            `json:"history"` // dates <= History are in the history segments
 	Recent  string            `json:"recent"`  // dates in (History, Recent] in the recent ones
 	Sources map[string]string `json:"sources"` // "chain=X/date=D" -> transfers signature, dates <= Recent
+	// Layout is walletLayout when the segments (and the edges and bands) were written:
+	// segments of another layout (other columns) are removed and written again whole.
+	Layout string `json:"layout,omitempty"`
 }
+
+// walletLayout names the queries that write the wallet segments, edges and bands: a
+// change to one of them changes the files' columns or contents.
+var walletLayout = func() string {
+	h := sha256.Sum256([]byte(walletLegsSegmentSQL + walletDaysSegmentSQL + walletEdgesPublishSQL + walletBandsPublishSQL))
+	return hex.EncodeToString(h[:6])
+}()
 
 // WalletSegmentsPublication is what a publication of onchain_wallet_legs did.
 type WalletSegmentsPublication struct {
@@ -110,7 +122,7 @@ func upTo(src map[string]string, d string) map[string]string {
 // walletLegsCurrent reports whether the wallet segments are those src calls for.
 func walletLegsCurrent(src map[string]string, side walletLegsSide) bool {
 	r := walletSplitFor(src)
-	return side.Recent == r && maps.Equal(upTo(src, r), side.Sources)
+	return side.Recent == r && maps.Equal(upTo(src, r), side.Sources) && (side.History == "" || side.Layout == walletLayout)
 }
 
 func daysBetween(a, b string) int {
@@ -138,6 +150,17 @@ func (q *Queries) publishWalletLegs(ctx context.Context, conn *sql.Conn, src map
 		return WalletSegmentsPublication{}, err
 	}
 	r := walletSplitFor(src)
+	if side.History != "" && side.Layout != walletLayout {
+		// Segments of another layout: no request reads them once the sidecar names no
+		// split (every leg from onchain_legs), then they are written again whole.
+		if err := writeWalletLegsSide(q.dir, walletLegsSide{Sources: map[string]string{}}); err != nil {
+			return WalletSegmentsPublication{}, err
+		}
+		if err := removeWalletLegs(q.dir); err != nil {
+			return WalletSegmentsPublication{}, err
+		}
+		side = walletLegsSide{}
+	}
 	pub := WalletSegmentsPublication{History: side.History, Recent: side.Recent}
 	if walletLegsCurrent(src, side) {
 		// The edges, unless current (a lake published before they existed).
@@ -209,7 +232,7 @@ func (q *Queries) publishWalletLegs(ctx context.Context, conn *sql.Conn, src map
 			pub.Written = append(pub.Written, "chain="+c+"/segment=recent")
 		}
 	}
-	side = walletLegsSide{History: h, Recent: r, Sources: upTo(src, r)}
+	side = walletLegsSide{History: h, Recent: r, Sources: upTo(src, r), Layout: walletLayout}
 	if err := writeWalletLegsSide(q.dir, side); err != nil {
 		return pub, err
 	}

@@ -12,9 +12,33 @@
 -- bool_and and the transfer count a count, so the window's figures are their sums,
 -- bool_and and sums over its bands: the same numbers discover.sql computes from the
 -- legs.
+-- History from the wallet bands: on a board hour of the serving date D of the published
+-- onchain_wallet_bands (Queries.ocBandsFiles), the whole days up to the recent split R
+-- that no window starts in come summed per (wallet, token, band) from them (their band
+-- 2..5 is this query's 1..4: the same windows, here numbered from 0; the caller makes
+-- sure no leg up to R is at or before the epoch, which band 5 would need), the legs of
+-- the days a window starts in and of D up to R from onchain_wallet_edges, and the legs
+-- dated after R from onchain_legs: every leg up to the board hour once, so the sums are
+-- those of the legs. Without them (another day, no published bands), the bands and
+-- edges are empty files and R is 0001-01-01: every leg from onchain_legs.
 -- $1 chain, $2..$5 since of 24h, 7d, 30d, 90d (epoch us, exclusive), $6 until (epoch
--- us, inclusive).
-WITH banded AS (
+-- us, inclusive), $7 R, $8 the chain's onchain_wallet_edges files, $9 its
+-- onchain_wallet_bands files.
+WITH legs AS (
+    SELECT wallet, token, block_time, dir, amount, usd, priced, self
+    FROM read_parquet($8, hive_partitioning = false)
+    WHERE block_time <= make_timestamp($6)
+    UNION ALL
+    SELECT wallet, token, block_time, dir, amount, usd, priced, self
+    FROM onchain_legs
+    WHERE chain = $1 AND date > CAST($7 AS DATE) AND block_time <= make_timestamp($6)
+),
+banded AS (
+    SELECT wallet AS w, token, band - 1 AS band,
+           amount_in AS b, inflow AS bu, amount_out AS s, outflow AS su, priced, tx_count AS n,
+           first_time AS first_seen, last_time AS last_active
+    FROM read_parquet($9, hive_partitioning = false)
+    UNION ALL
     SELECT wallet AS w, token,
            CASE WHEN block_time > make_timestamp($2) THEN 0
                 WHEN block_time > make_timestamp($3) THEN 1
@@ -28,8 +52,7 @@ WITH banded AS (
            -- a self-transfer is one transfer: its sending leg does not count again
            count(*) FILTER (WHERE NOT (self AND dir = -1)) AS n,
            min(block_time) AS first_seen, max(block_time) AS last_active
-    FROM onchain_legs
-    WHERE chain = $1 AND block_time <= make_timestamp($6)
+    FROM legs
     GROUP BY ALL
 ),
 boards AS (

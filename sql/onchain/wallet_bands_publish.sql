@@ -7,7 +7,10 @@
 -- $1 the segment files, $2 the history split, $3 the recent split, $4 the serving date.
 SELECT wallet, token, band,
        sum(inflow) AS inflow, sum(outflow) AS outflow, sum(tx_count) AS tx_count,
-       min(first_time) AS first_time, max(last_time) AS last_time
+       min(first_time) AS first_time, max(last_time) AS last_time,
+       sum(amount_in) AS amount_in, sum(amount_out) AS amount_out,
+       sum(amount_in_p) AS amount_in_p, sum(amount_out_p) AS amount_out_p,
+       bool_and(priced) AS priced
 FROM (
     SELECT *,
            CASE WHEN day > CAST($4 AS DATE) - 7 THEN 2
