@@ -36,8 +36,9 @@ type ocFamily struct {
 	keys func(chain string) []string
 	args func(chain string, at time.Time) []any
 	// bands: the pass reads history through the wallet bands (ocBands), whose three
-	// arguments follow args.
-	bands bool
+	// arguments follow args; epoch: it tells the legs at or before the epoch apart
+	// (ocBandsFor's byEpoch).
+	bands, epoch bool
 }
 
 var (
@@ -60,7 +61,7 @@ var (
 	}
 	discoverFamily = &ocFamily{
 		name: "onchain discover boards", table: lake.OnchainDiscoverBoard, sources: legsBoardSources,
-		all: sqlfiles.MustRead("onchain/discover_all.sql"), cut: sqlfiles.MustRead("onchain/discover_cut.sql"), bands: true,
+		all: sqlfiles.MustRead("onchain/discover_all.sql"), cut: sqlfiles.MustRead("onchain/discover_cut.sql"), bands: true, epoch: true,
 		keys: func(chain string) []string {
 			return []string{chain + ".24h", chain + ".7d", chain + ".30d", chain + ".90d", chain + ".all"}
 		},
@@ -72,7 +73,7 @@ var (
 	transfersFamily = &ocFamily{
 		name: "onchain transfers boards", table: lake.OnchainTransfersBoard, sources: transfersBoardSrcs,
 		all: sqlfiles.MustRead("onchain/token_transfers_board_all.sql"),
-		cut: sqlfiles.MustRead("onchain/token_transfers_board_cut.sql"),
+		cut: sqlfiles.MustRead("onchain/token_transfers_board_cut.sql"), bands: true,
 		keys: func(chain string) []string {
 			return []string{chain + ".1h", chain + ".24h", chain + ".7d", chain + ".30d"}
 		},
@@ -93,7 +94,7 @@ func (q *Queries) familyPass(ctx context.Context, conn *sql.Conn, f *ocFamily, c
 	if !f.bands {
 		return run()
 	}
-	return q.withOcBands(chain, at, true, func(b ocBands) error { return run(b.args()...) })
+	return q.withOcBands(chain, at, f.epoch, func(b ocBands) error { return run(b.args()...) })
 }
 
 type ocFamilyKey struct{}

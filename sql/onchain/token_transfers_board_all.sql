@@ -7,9 +7,33 @@
 -- 2: after $4, 3: after $5) and period k holds the bands <= k; the per-(token, wallet)
 -- figures are sums of the bands' exact DECIMAL sums, then ranked as in
 -- token_transfers_board.sql.
+-- History from the wallet bands, as discover_all.sql reads it: on a board hour of the
+-- serving date D of the published onchain_wallet_bands, the whole days of the 30d
+-- window up to the recent split R come summed per (wallet, token, band) from them
+-- (their bands 2 and 3, the 7d and 30d windows' whole days, are this query's), the
+-- legs of the edge days up to R from onchain_wallet_edges and those dated after R
+-- from onchain_legs_by_token. Without them the bands and edges are empty files and R
+-- is 0001-01-01: every leg of the window from onchain_legs_by_token.
 -- $1 chain, $2..$5 since of 1h, 24h, 7d, 30d (epoch us, exclusive), $6 until (epoch us,
--- inclusive), $7 rows per token and tab.
-WITH banded AS (
+-- inclusive), $7 rows per token and tab, $8 R, $9 the chain's onchain_wallet_edges
+-- files, $10 its onchain_wallet_bands files.
+WITH legs AS (
+    SELECT token, wallet, block_time, dir, amount, usd
+    FROM read_parquet($9, hive_partitioning = false)
+    WHERE block_time > make_timestamp($5) AND block_time <= make_timestamp($6)
+    UNION ALL
+    SELECT token, wallet, block_time, dir, amount, usd
+    FROM onchain_legs_by_token
+    WHERE chain = $1 AND date > CAST($8 AS DATE) AND block_time > make_timestamp($5) AND block_time <= make_timestamp($6)
+),
+banded AS (
+    SELECT token, wallet AS address, band,
+           amount_in AS bought, amount_out AS sold, inflow AS usd_spent, outflow AS usd_received
+    FROM read_parquet($10, hive_partitioning = false)
+    WHERE band <= 3
+      AND wallet <> '0x0000000000000000000000000000000000000000'
+      AND token <> '0x0000000000000000000000000000000000000000'
+    UNION ALL
     SELECT l.token, l.wallet AS address,
            CASE WHEN l.block_time > make_timestamp($2) THEN 0
                 WHEN l.block_time > make_timestamp($3) THEN 1
@@ -19,9 +43,8 @@ WITH banded AS (
            sum(l.amount) FILTER (WHERE l.dir = -1) AS sold,
            sum(l.usd) FILTER (WHERE l.dir = 1) AS usd_spent,
            sum(l.usd) FILTER (WHERE l.dir = -1) AS usd_received
-    FROM onchain_legs_by_token l
-    WHERE l.chain = $1 AND l.block_time > make_timestamp($5) AND l.block_time <= make_timestamp($6)
-      AND l.wallet <> '0x0000000000000000000000000000000000000000'
+    FROM legs l
+    WHERE l.wallet <> '0x0000000000000000000000000000000000000000'
       AND l.token <> '0x0000000000000000000000000000000000000000'
     GROUP BY ALL
 ),
