@@ -44,7 +44,7 @@ type ocFamily struct {
 var (
 	screenerFamily = &ocFamily{
 		name: "onchain screener boards", table: lake.OnchainScreenerBoard, sources: screenerBoardSources,
-		all: sqlfiles.MustRead("onchain/screener_all.sql"), cut: sqlfiles.MustRead("onchain/screener_cut.sql"),
+		all: sqlfiles.MustRead("onchain/screener_all.sql"), cut: sqlfiles.MustRead("onchain/screener_cut.sql"), bands: true,
 		keys: func(chain string) []string {
 			var ks []string
 			for _, w := range []string{"24h", "7d", "30d", "90d"} {

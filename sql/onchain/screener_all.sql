@@ -13,8 +13,17 @@
 -- window k are the addresses whose first band with the token is <= k (count DISTINCT is
 -- not additive over bands; the least band is). Tokens with no transfer in a window
 -- (none in scope with smart_money_only) have no row there, as in screener.sql.
+-- The holders come from the wallet bands, as discover_all.sql reads history: every
+-- transfer gives each side a leg, so a token's addresses in a band are the wallets with
+-- a leg of it there, and on a board hour of the serving date D of the published
+-- onchain_wallet_bands each whole day of the 90d window up to the recent split R lies
+-- in one band of this query (the days' bands 2, 3, 4 are its 1, 2, 3: the windows
+-- start at midnight, on the days the bands leave to onchain_wallet_edges). The edge
+-- days' legs up to R come from onchain_wallet_edges, those after R from onchain_legs.
+-- Without them the bands and edges are empty files and R is 0001-01-01: every leg.
 -- $1 chain, $2..$5 the first dates (YYYY-MM-DD, inclusive) of 24h, 7d, 30d, 90d, $6
--- until (epoch us, inclusive), $7 cohort PnL floor (USD).
+-- until (epoch us, inclusive), $7 cohort PnL floor (USD), $8 R, $9 the chain's
+-- onchain_wallet_edges files, $10 its onchain_wallet_bands files.
 WITH venues AS (
     SELECT address FROM onchain_labels_at(make_timestamp($6)) WHERE venue -- labels observed by then
 ),
@@ -65,13 +74,30 @@ agg AS (
     GROUP BY b.win, b.smart, token_address
     HAVING sum(CASE WHEN b.smart THEN s_n ELSE n END) > 0
 ),
+legs AS (
+    SELECT token, wallet, block_time
+    FROM read_parquet($9, hive_partitioning = false)
+    WHERE block_time >= CAST(CAST($5 AS DATE) AS TIMESTAMP) AND block_time <= make_timestamp($6)
+    UNION ALL
+    SELECT token, wallet, block_time
+    FROM onchain_legs
+    WHERE chain = $1 AND date > CAST($8 AS DATE)
+      AND block_time >= CAST(CAST($5 AS DATE) AS TIMESTAMP) AND block_time <= make_timestamp($6)
+),
 addrs AS (
     -- Each (token, address) once, with its least band and whether it is in the cohort.
-    SELECT token_address, a, min(band) AS band, bool_or(smart) AS smart
+    SELECT token_address, a, min(band) AS band, a IN (SELECT address FROM cohort) AS smart
     FROM (
-        SELECT token_address, from_address AS a, band, f_smart AS smart FROM tx
+        SELECT token AS token_address, wallet AS a, band - 1 AS band
+        FROM read_parquet($10, hive_partitioning = false)
+        WHERE band <= 4
         UNION ALL
-        SELECT token_address, to_address, band, t_smart FROM tx
+        SELECT token, wallet,
+               CASE WHEN block_time >= CAST(CAST($2 AS DATE) AS TIMESTAMP) THEN 0
+                    WHEN block_time >= CAST(CAST($3 AS DATE) AS TIMESTAMP) THEN 1
+                    WHEN block_time >= CAST(CAST($4 AS DATE) AS TIMESTAMP) THEN 2
+                    ELSE 3 END
+        FROM legs
     )
     WHERE a <> '0x0000000000000000000000000000000000000000'
     GROUP BY token_address, a
