@@ -1,0 +1,100 @@
+package query
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"mdq/internal/testlake"
+	"mdq/lake"
+)
+
+// BenchmarkOnchainHistoryBoards measures the queries of one hour's on-chain boards that
+// read the wallet bands (ocBands) on MDQ_BENCH_LAKE (tiny by default), every chain, at
+// the lake's own hour: raw passes each SQL file the empty bands and edges and no split,
+// so it reads every leg as the queries did before the bands; bands passes what the
+// store passes on a board hour of the bands' serving date. The result rows are
+// drained, not written. Reports wall and CPU seconds per query (summed over chains).
+// It publishes the legs (and so the bands) first when they are not current. Run with
+// -benchtime=1x on a large lake.
+func BenchmarkOnchainHistoryBoards(b *testing.B) {
+	ctx := context.Background()
+	at := ocBoardHour(testlake.BenchNow(b))
+	q, err := Open(ctx, testlake.Bench(b), Options{Now: func() time.Time { return at }, NoGoLimit: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer q.Close()
+	if err := q.onchainLegs(ctx); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := q.PublishOnchainLegs(ctx); err != nil {
+		b.Fatal(err)
+	}
+	if err := q.onchainSide(ctx); err != nil {
+		b.Fatal(err)
+	}
+	drain := func(query string, args ...any) {
+		rows, err := q.db.QueryContext(ctx, query, args...)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for rows.Next() {
+		}
+		if err := rows.Err(); err != nil {
+			b.Fatal(err)
+		}
+		rows.Close()
+	}
+	var none []any
+	for _, t := range []*lake.Table{lake.OnchainWalletEdges, lake.OnchainWalletBands} {
+		f, err := q.emptyFile(t, "built=_", "chain=_", "bucket=_")
+		if err != nil {
+			b.Fatal(err)
+		}
+		none = append(none, []string{f})
+	}
+	none = append([]any{noSplit}, none...)
+	for _, mode := range []string{"raw", "bands"} {
+		b.Run(mode, func(b *testing.B) {
+			wall, cpu := map[string]time.Duration{}, map[string]time.Duration{}
+			for b.Loop() {
+				clear(wall)
+				clear(cpu)
+				for _, chain := range OnchainChains {
+					if err := q.smartCohort(ctx, chain, at); err != nil { // the screener's cohort, in place
+						b.Fatal(err)
+					}
+					hist, err := q.ocBandsFor(chain, at, true)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if hist.built == "" {
+						b.Fatalf("%s at %s: no bands to read", chain, at)
+					}
+					extra := hist.args()
+					if mode == "raw" {
+						extra = none
+					}
+					run := func(name, text string, args ...any) {
+						t0, c0 := time.Now(), processCPU()
+						drain(text, append(args, extra...)...)
+						wall[name] += time.Since(t0)
+						cpu[name] += processCPU() - c0
+					}
+					run("cohort", cohortSelect(onchainSmartCohortSQL), chain, micros(at), OnchainSmartMoneyPnL)
+					run("holders", onchainTokenHoldersSQL, chain, micros(at), OnchainTokenHoldersCap)
+					if chain != "base" { // discover serves ethereum and bsc
+						run("discover", discoverFamily.all, discoverFamily.args(chain, at)...)
+					}
+					run("screener", screenerFamily.all, screenerFamily.args(chain, at)...)
+					run("transfers", transfersFamily.all, transfersFamily.args(chain, at)...)
+				}
+			}
+			for name := range wall {
+				b.ReportMetric(wall[name].Seconds(), name+"_s")
+				b.ReportMetric(cpu[name].Seconds(), name+"_cpu_s")
+			}
+		})
+	}
+}
