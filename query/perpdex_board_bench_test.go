@@ -48,18 +48,7 @@ func BenchmarkPerpdexBoardBuild(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	drain := func(query string, args ...any) {
-		rows, err := q.db.QueryContext(ctx, query, args...)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for rows.Next() {
-		}
-		if err := rows.Err(); err != nil {
-			b.Fatal(err)
-		}
-		rows.Close()
-	}
+	drain := func(query string, args ...any) { drainQuery(ctx, b, q.db, query, args...) }
 	windowDD, err := os.ReadFile("testdata/perpdex_board_window_dd.sql")
 	if err != nil {
 		b.Fatal(err)
@@ -202,18 +191,7 @@ func BenchmarkPerpdexBuildersBoardBuild(b *testing.B) {
 	if _, err := q.PublishPerpdexDaily(ctx); err != nil {
 		b.Fatal(err)
 	}
-	drain := func(query string, args ...any) {
-		rows, err := q.db.QueryContext(ctx, query, args...)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for rows.Next() {
-		}
-		if err := rows.Err(); err != nil {
-			b.Fatal(err)
-		}
-		rows.Close()
-	}
+	drain := func(query string, args ...any) { drainQuery(ctx, b, q.db, query, args...) }
 	for _, v := range []string{"before", "partials"} {
 		b.Run(v, func(b *testing.B) {
 			perWindow := map[string]time.Duration{}
