@@ -181,7 +181,7 @@ var (
 	perpdexBoardSources = []*lake.Table{lake.PerpdexFills, lake.PerpdexClosedTrades, lake.PerpdexAccounts,
 		lake.PerpdexPositions, lake.PerpdexFunding, lake.PerpdexLedger, lake.PerpdexCohortsCurrent}
 	onchainLabelSources  = []*lake.Table{lake.OnchainLabels, lake.OnchainLabelSources}
-	screenerBoardSources = append([]*lake.Table{lake.OnchainLegs, lake.OnchainTokens}, onchainLabelSources...)
+	screenerBoardSources = append([]*lake.Table{lake.OnchainLegs, lake.OnchainTransfers, lake.OnchainTokens}, onchainLabelSources...)
 	legsBoardSources     = []*lake.Table{lake.OnchainLegs}
 	labelsBoardSources   = append([]*lake.Table{lake.OnchainLegs}, onchainLabelSources...)
 	holdersBoardSources  = append([]*lake.Table{lake.OnchainLegsByToken, lake.OnchainBalances}, onchainLabelSources...)

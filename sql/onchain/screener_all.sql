@@ -41,9 +41,13 @@ tx AS (
            l.cp NOT IN (SELECT address FROM venues) AS t_wallet,
            l.wallet IN (SELECT address FROM cohort) AS f_smart,
            l.cp IN (SELECT address FROM cohort) AS t_smart
-    FROM onchain_legs l
-    WHERE l.chain = $1 AND l.dir = -1
-      AND l.block_time >= CAST(CAST($5 AS DATE) AS TIMESTAMP) AND l.block_time <= make_timestamp($6)
+    -- The sending legs are the transfers themselves (legs_publish.sql): read from
+    -- onchain_transfers, one row per transfer in files sorted by time, instead of every
+    -- leg of the window's files (sorted by wallet, both sides) filtered to one side.
+    FROM (SELECT token_address AS token, from_address AS wallet, to_address AS cp, block_time,
+                 CAST(coalesce(usd, 0) AS DECIMAL(38, 6)) AS usd
+          FROM onchain_transfers WHERE chain = $1) l
+    WHERE l.block_time >= CAST(CAST($5 AS DATE) AS TIMESTAMP) AND l.block_time <= make_timestamp($6)
 ),
 bands AS (
     -- Per (token, band): every transfer (P = non-venue wallets), and those touching the
