@@ -13,7 +13,7 @@
 -- bool_and and sums over its bands: the same numbers discover.sql computes from the
 -- legs.
 -- History from the wallet bands: on a board hour of the serving date D of the published
--- onchain_wallet_bands (Queries.ocBandsFiles), the whole days up to the recent split R
+-- onchain_wallet_bands (Queries.ocBandsFor), the whole days up to the recent split R
 -- that no window starts in come summed per (wallet, token, band) from them (their band
 -- 2..5 is this query's 1..4: the same windows, here numbered from 0; the caller makes
 -- sure no leg up to R is at or before the epoch, which band 5 would need), the legs of
