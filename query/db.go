@@ -93,6 +93,7 @@ type store struct {
 	caches cacheRegistry // the Go-side caches bounded by bytes (cache_budget.go)
 
 	serveStale bool
+	poolConns  int      // the pools' open and idle connection limits
 	ownSpill   bool     // the spill directory is this store's own (removed at Close)
 	viewHas    sync.Map // table name -> whether its view reads files (false: the empty typed view)
 }
@@ -149,7 +150,7 @@ func Open(ctx context.Context, dir string, opt Options) (*Queries, error) {
 		debug.SetMemoryLimit(b.Go)
 	}
 	q := &Queries{store: &store{db: db, walletDB: walletDB, dir: dir, timeout: opt.Timeout, log: opt.Logger, budget: b, serveStale: opt.ServeStale,
-		ownSpill: opt.TempDir == ""}, now: opt.Now}
+		poolConns: n, ownSpill: opt.TempDir == ""}, now: opt.Now}
 	q.life, q.stop = context.WithCancel(context.Background())
 	if q.timeout <= 0 {
 		q.timeout = 30 * time.Second
@@ -351,23 +352,25 @@ func (q *Queries) Reload(ctx context.Context) error {
 
 // execDDL runs a catalog statement (under q.ddl), again after a short wait when DuckDB
 // reports a write-write conflict on the catalog entry: the store's own statements are
-// serialised, but a statement a cancelled context interrupted can still be finishing
-// on its connection (a publication cancelled while it recreated a view), and DuckDB
-// refuses a second change of the same entry until that one ends. The interrupted
-// statement ends when DuckDB next checks for the interrupt, which a view's binding
-// (listing and opening its files) can put off for a while: waits double from 5 ms up to
-// 2 s each, 20 s in all (155 ms in all met a conflict once in four runs of
-// TestOnchainLegsCancelledPublicationKeepsPrevious; 2.5 s once in a CI run, its 2 cores
-// busy with the other packages' tests). The statement is a replacement, so running it
-// again is safe; a conflict that outlasts the waits fails the publication, which the
-// next one (the serve refresher's next minute) runs again.
+// serialised, but one that a cancelled context interrupted can leave its change
+// uncommitted on its connection, and DuckDB refuses a second change of the same entry
+// while that change is open. Such a connection stayed in the pool, idle, holding the
+// entry: TestOnchainLegsCancelledPublicationKeepsPrevious met the conflict after 155 ms,
+// after 2.5 s and after 20 s of waits in CI runs. So the connection of an interrupted
+// statement is discarded (closing it ends its transaction), and on a conflict the idle
+// connections are closed too before waiting (a holder from before this rule, or one
+// this store did not interrupt itself). Waits double from 5 ms up to 2 s each, 20 s in
+// all. The statement is a replacement, so running it again is safe; a conflict that
+// outlasts the waits fails the publication, which the next one (the serve refresher's
+// next minute) runs again.
 func (q *Queries) execDDL(ctx context.Context, stmt string) error {
 	wait, waited := 5*time.Millisecond, time.Duration(0)
 	for {
-		_, err := q.db.ExecContext(ctx, stmt)
+		err := q.execDDLOnce(ctx, stmt)
 		if err == nil || waited >= 20*time.Second || ctx.Err() != nil || !strings.Contains(err.Error(), "write-write conflict") {
 			return err
 		}
+		q.closeIdle()
 		select {
 		case <-time.After(wait):
 		case <-ctx.Done():
@@ -376,6 +379,28 @@ func (q *Queries) execDDL(ctx context.Context, stmt string) error {
 		waited += wait
 		wait = min(2*wait, 2*time.Second)
 	}
+}
+
+// execDDLOnce runs stmt on a connection of its own, discarded when the statement
+// failed with its context done (interrupted).
+func (q *Queries) execDDLOnce(ctx context.Context, stmt string) error {
+	conn, err := q.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	_, err = conn.ExecContext(ctx, stmt)
+	if err != nil && ctx.Err() != nil {
+		// database/sql closes a connection whose Raw callback reports it bad.
+		conn.Raw(func(any) error { return driver.ErrBadConn }) //nolint:errcheck // the error is the discard
+	}
+	return err
+}
+
+// closeIdle closes the idle connections of the store's main pool (it keeps its limits).
+func (q *Queries) closeIdle() {
+	q.db.SetMaxIdleConns(0)
+	q.db.SetMaxIdleConns(q.poolConns)
 }
 
 // ensureView recreates the views when t's view was made before t had files and it has

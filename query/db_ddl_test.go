@@ -57,3 +57,39 @@ func TestCatalogStatementWaitsOutAConflict(t *testing.T) {
 		t.Fatalf("statement under a conflict that did not end: %v, want DuckDB's write-write conflict", err)
 	}
 }
+
+// TestCatalogStatementClosesAnIdleHolder: a change left open on a connection back in
+// the pool, idle (what an interrupted statement can leave), keeps its transaction: the
+// pool hands that connection out again, and any other connection meets DuckDB's
+// write-write conflict on the entry. closeIdle, which execDDL runs on a conflict, ends
+// it: the change is rolled back, and the statement after it is committed on a fresh
+// connection (read after the idle connections are closed once more, so a statement
+// left inside the open change would read as rolled back).
+func TestCatalogStatementClosesAnIdleHolder(t *testing.T) {
+	ctx := context.Background()
+	q, err := Open(ctx, testlake.Copy(t), Options{NoGoLimit: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	if _, err := q.db.ExecContext(ctx, "CREATE VIEW ddl_probe AS SELECT 1 AS x"); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := q.db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.ExecContext(ctx, "BEGIN; CREATE OR REPLACE VIEW ddl_probe AS SELECT 2 AS x"); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close() // back in the pool, its change open
+	q.closeIdle()
+	if err := q.execDDL(ctx, "CREATE OR REPLACE VIEW ddl_probe AS SELECT 3 AS x"); err != nil {
+		t.Fatalf("statement after the idle holder was closed: %v", err)
+	}
+	q.closeIdle()
+	var x int
+	if err := q.db.QueryRowContext(ctx, "SELECT x FROM ddl_probe").Scan(&x); err != nil || x != 3 {
+		t.Fatalf("view answers %d (%v), want 3, committed", x, err)
+	}
+}
