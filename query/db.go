@@ -354,9 +354,11 @@ func (q *Queries) Reload(ctx context.Context) error {
 // reports a write-write conflict on the catalog entry: the store's own statements are
 // serialised, but one that a cancelled context interrupted can leave its change
 // uncommitted on its connection, and DuckDB refuses a second change of the same entry
-// while that change is open. Such a connection stayed in the pool, idle, holding the
-// entry: TestOnchainLegsCancelledPublicationKeepsPrevious met the conflict after 155 ms,
-// after 2.5 s and after 20 s of waits in CI runs. So the connection of an interrupted
+// while that change is open. A connection back in the pool keeps an open change (and
+// the pool hands it out again: TestCatalogStatementClosesAnIdleHolder), so such a
+// holder can sit idle for good; TestOnchainLegsCancelledPublicationKeepsPrevious met
+// the conflict after 155 ms, after 2.5 s and after 20 s of waits in CI runs (which
+// statement left the change open there is not proven). So the connection of an interrupted
 // statement is discarded (closing it ends its transaction), and on a conflict the idle
 // connections are closed too before waiting (a holder from before this rule, or one
 // this store did not interrupt itself). Waits double from 5 ms up to 2 s each, 20 s in
