@@ -26,7 +26,7 @@ func boardTable(name, area, prefix, doc string, routes []string, cols ...Column)
 // leaderboards derive their rows from. board = window.bucket (first hex digit of the
 // wallet).
 var PerpdexBoard = boardTable("perpdex_board", "perpdex", "perpdex/boards/leaderboard",
-	"per wallet, the raw figures of the perpetuals leaderboards for one window (sql/perpdex/board.sql), one file per window and wallet bucket.",
+	"per wallet, the raw figures of the perpetuals leaderboards for one window (sql/perpdex/board.sql), one file per window and group of four wallet buckets (board = window.group, e.g. 30d.0-3).",
 	[]string{"/v1/perpdex/leaderboard", "/v1/perpdex/leaderboard/flow-adjusted", "/v1/perpdex/traders"},
 	Column{"wallet", "VARCHAR", "0x hex", "trader with a fill in the window"},
 	Column{"account_value", "DOUBLE", "USD", "equity at the board hour"},

@@ -20,7 +20,7 @@ var PerpdexFillsDaily = Register(&Table{
 		{"fills", "BIGINT", "", "fills that day"},
 	},
 	SortBy:   []string{"wallet", "day"},
-	RowGroup: 2048, // a board reads one wallet bucket (a sixteenth) of each file: groups small enough to skip the rest
+	RowGroup: 2048, // a board pass reads a quarter of the wallets (perpdexBoardGroups) of each file: groups small enough to skip the rest
 	Routes:   []string{"/v1/perpdex/leaderboard", "/v1/perpdex/leaderboard/flow-adjusted", "/v1/perpdex/traders"},
 })
 
@@ -36,7 +36,7 @@ var PerpdexPositionsDaily = Register(&Table{
 		{"leverage_n", "BIGINT", "", "snapshots with a leverage"},
 	},
 	SortBy:   []string{"wallet", "day"},
-	RowGroup: 2048, // a board reads one wallet bucket (a sixteenth) of each file: groups small enough to skip the rest
+	RowGroup: 2048, // a board pass reads a quarter of the wallets (perpdexBoardGroups) of each file: groups small enough to skip the rest
 	Routes:   []string{"/v1/perpdex/leaderboard", "/v1/perpdex/leaderboard/flow-adjusted", "/v1/perpdex/traders"},
 })
 
@@ -56,7 +56,7 @@ var PerpdexPositionsSnaps = Register(&Table{
 		{"unrealized_pnl", "DOUBLE", "USD", "sum of unrealized_pnl; NULL when none"},
 	},
 	SortBy:   []string{"wallet", "snapshot_ts"},
-	RowGroup: 2048, // a board reads one wallet bucket (a sixteenth) of each file: groups small enough to skip the rest
+	RowGroup: 2048, // a board pass reads a quarter of the wallets (perpdexBoardGroups) of each file: groups small enough to skip the rest
 	Routes:   []string{"/v1/perpdex/leaderboard", "/v1/perpdex/leaderboard/flow-adjusted", "/v1/perpdex/traders"},
 })
 
@@ -71,7 +71,7 @@ var PerpdexFundingDaily = Register(&Table{
 		{"usdc_x", "DECIMAL(38,10)", "USD", "sum of usdc (negative: paid)"},
 	},
 	SortBy:   []string{"wallet", "day"},
-	RowGroup: 2048, // a board reads one wallet bucket (a sixteenth) of each file: groups small enough to skip the rest
+	RowGroup: 2048, // a board pass reads a quarter of the wallets (perpdexBoardGroups) of each file: groups small enough to skip the rest
 	Routes:   []string{"/v1/perpdex/leaderboard", "/v1/perpdex/leaderboard/flow-adjusted", "/v1/perpdex/traders"},
 })
 
@@ -129,7 +129,7 @@ var PerpdexAccountsDaily = Register(&Table{
 		{"last_av", "DOUBLE", "USD", "its account_value"},
 	},
 	SortBy:   []string{"wallet", "day", "peak"},
-	RowGroup: 2048, // a board reads one wallet bucket (a sixteenth) of each file: groups small enough to skip the rest
+	RowGroup: 2048, // a board pass reads a quarter of the wallets (perpdexBoardGroups) of each file: groups small enough to skip the rest
 	Routes:   []string{"/v1/perpdex/leaderboard", "/v1/perpdex/leaderboard/flow-adjusted", "/v1/perpdex/traders"},
 })
 
@@ -164,6 +164,6 @@ var PerpdexWalletCarry = Register(&Table{
 		{"dd_usd", "DOUBLE", "USD", "the largest peak - value"},
 	},
 	SortBy:   []string{"wallet"},
-	RowGroup: 2048, // a board reads one wallet bucket (a sixteenth) of a file
+	RowGroup: 2048, // a board pass reads a quarter of the wallets (perpdexBoardGroups) of a file
 	Routes:   []string{"/v1/perpdex/leaderboard", "/v1/perpdex/leaderboard/flow-adjusted", "/v1/perpdex/traders"},
 })

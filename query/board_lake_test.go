@@ -159,9 +159,9 @@ func TestPublishedBoardsEqualComputed(t *testing.T) {
 	}
 	computed := readAllBoards(t, open())
 	files := boardFiles(t, dir)
-	// 4 perpetuals windows x (16 buckets + 1 builders); 3 chains x (8 screener + 1 trace
-	// + 1 holders + 4 transfers); 2 chains x 5 discover; 1 labels.
-	if want := 68 + 3*14 + 10 + 1; len(files) != want {
+	// 4 perpetuals windows x (4 wallet groups + 1 builders); 3 chains x (8 screener + 1
+	// trace + 1 holders + 4 transfers); 2 chains x 5 discover; 1 labels.
+	if want := 4*(len(perpdexBoardGroups)+1) + 3*14 + 10 + 1; len(files) != want {
 		t.Fatalf("%d board files published, want %d", len(files), want)
 	}
 	hour := now.UTC().Truncate(time.Hour).Format("20060102T15") + "_"
@@ -254,8 +254,8 @@ func TestPublishedBoardsEqualComputed(t *testing.T) {
 			t.Errorf("%s: the serving hour's board was removed by a past as_of", f)
 		}
 	}
-	if added != 16+1 { // the 7d leaderboard's 16 buckets and one screener board
-		t.Fatalf("a past as_of published %d board files, want 17", added)
+	if want := len(perpdexBoardGroups) + 1; added != want { // the 7d leaderboard's wallet groups and one screener board
+		t.Fatalf("a past as_of published %d board files, want %d", added, want)
 	}
 	e2, s2 := asOf()
 	if !reflect.DeepEqual(e1, e2) || !reflect.DeepEqual(s1, s2) {

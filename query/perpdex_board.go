@@ -261,24 +261,39 @@ func pdRatio(n, d int64) float64 {
 
 func pdPtr(x float64, places int) *float64 { r := Round(x, places); return &r }
 
-// perpdexComputeBoard computes the board one wallet bucket at a time (the buckets of
-// perpdex_closed_trades, in order), so DuckDB holds a sixteenth of the window's rows at
-// once; every figure is per wallet, so the rows are those of one pass over all wallets.
-// Each bucket's rows are published as perpdex_board (board = window.bucket) for the
-// board hour end, and read back from there while the sources stay the same.
+// perpdexBoardGroups are the wallet ranges a leaderboard is computed in, one pass each:
+// four buckets of perpdex_closed_trades apiece ("0-3" is buckets 0 to 3), in order. A
+// pass has a fixed cost (planning, and opening every date file of the window's tables:
+// about 0.2 cpu-s at large whatever its range), which sixteen passes paid sixteen times:
+// four passes of four buckets took a third less CPU for the four windows at large, for
+// a peak of about 1 GB instead of 0.55 (docs/PERFORMANCE.md).
+var perpdexBoardGroups = []string{"0-3", "4-7", "8-b", "c-f"}
+
+// boardGroupRange is the wallet range [lo, hi) of a group of buckets "f-l".
+func boardGroupRange(g string) (lo, hi string) {
+	lo, _ = bucketRange(g[:1])
+	_, hi = bucketRange(g[2:])
+	return lo, hi
+}
+
+// perpdexComputeBoard computes the board one group of wallet buckets at a time
+// (perpdexBoardGroups), so DuckDB holds a quarter of the window's rows at once; every
+// figure is per wallet, so the rows are those of one pass over all wallets. Each
+// group's rows are published as perpdex_board (board = window.group) for the board
+// hour end, and read back from there while the sources stay the same.
 func (q *Queries) perpdexComputeBoard(ctx context.Context, window string, start, end time.Time, labels sql.NullTime) ([]pdBoardEntry, error) {
 	sig, err := q.perpdexBoardSig(labels)
 	if err != nil {
 		return nil, err
 	}
 	// The fills' per-day partial sums brought up to date and the position batches of
-	// the uPnL delta, once for every bucket, and only when a bucket is to be computed (a
+	// the uPnL delta, once for every group, and only when a group is to be computed (a
 	// published board is read back without them).
 	lo, hi := perpdexBoardDays(start, end, false)
 	partials := false
 	batches := []any{sql.NullTime{}, sql.NullTime{}}
-	for _, b := range closedTradeBuckets {
-		rel, err := lake.PerpdexBoard.Path(window+"."+b, boardBuilt(end, sig))
+	for _, g := range perpdexBoardGroups {
+		rel, err := lake.PerpdexBoard.Path(window+"."+g, boardBuilt(end, sig))
 		if err != nil {
 			return nil, &StoreError{Op: "perpdex board", Err: err}
 		}
@@ -306,17 +321,17 @@ func (q *Queries) perpdexComputeBoard(ctx context.Context, window string, start,
 	}
 	batches = append(batches, lo, hi, cs, ce, partials, whole)
 	out := []pdBoardEntry{}
-	for _, b := range closedTradeBuckets {
-		lo, hi := bucketRange(b)
+	for _, g := range perpdexBoardGroups {
+		lo, hi := boardGroupRange(g)
 		var err error
-		if out, err = q.perpdexBoardBucket(ctx, out, window+"."+b, sig, start, end, lo, hi, labels, batches); err != nil {
+		if out, err = q.perpdexBoardGroup(ctx, out, window+"."+g, sig, start, end, lo, hi, labels, batches); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
 }
 
-// perpdexBoardSig is the source signature the leaderboard buckets are published under
+// perpdexBoardSig is the source signature the leaderboard groups are published under
 // (and PublishedCurrent looks them up by): the source files, the sums' kind, and the
 // labels' snapshot, which is part of what a board was computed from.
 func (q *Queries) perpdexBoardSig(labels sql.NullTime) (string, error) {
@@ -341,10 +356,10 @@ func (q *Queries) PerpdexBoardBatches(ctx context.Context, start, end time.Time)
 	return bStart, bEnd, wrap(ctx, "perpdex board", err)
 }
 
-// perpdexBoardBucket appends the board rows of one wallet bucket; batches are the
+// perpdexBoardGroup appends the board rows of one group of wallet buckets; batches are the
 // position batches, the complete days, the carry dates, whether the per-day tables
 // were published and the window "all"'s carry date (sql/perpdex/board.sql $6 to $13).
-func (q *Queries) perpdexBoardBucket(ctx context.Context, out []pdBoardEntry, board, sig string, start, end time.Time, lo, hi string,
+func (q *Queries) perpdexBoardGroup(ctx context.Context, out []pdBoardEntry, board, sig string, start, end time.Time, lo, hi string,
 	labels sql.NullTime, batches []any) ([]pdBoardEntry, error) {
 	ctx, cancel := q.ctx(ctx)
 	defer cancel()

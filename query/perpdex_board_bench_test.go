@@ -13,7 +13,7 @@ import (
 )
 
 // BenchmarkPerpdexBoardBuild measures the query work of one hour's perpetuals
-// leaderboards on MDQ_BENCH_LAKE (tiny by default): every window and wallet bucket
+// leaderboards on MDQ_BENCH_LAKE (tiny by default): every window and wallet group
 // drained, as perpdexComputeBoard runs them (the Parquet write of the result, a few MB,
 // is left out). before is the query before this change (testdata), raw is
 // sql/perpdex/board.sql reading every row raw (position batches bound, one equity
@@ -73,8 +73,8 @@ func BenchmarkPerpdexBoardBuild(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					for _, bk := range closedTradeBuckets {
-						blo, bhi := bucketRange(bk)
+					for _, g := range perpdexBoardGroups {
+						blo, bhi := boardGroupRange(g)
 						if v == "before" {
 							drain(string(before), start, at, blo, bhi, lab.current)
 						} else if v == "window_dd" {

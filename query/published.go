@@ -131,8 +131,8 @@ func (q *Queries) perpdexPublished(ctx context.Context) (bool, error) {
 		return false, &StoreError{Op: "perpdex builders", Err: err}
 	}
 	for _, w := range PerpdexWindowNames {
-		for _, b := range closedTradeBuckets {
-			if ok, err := q.published(lake.PerpdexBoard, w+"."+b, at, sig); err != nil || !ok {
+		for _, g := range perpdexBoardGroups {
+			if ok, err := q.published(lake.PerpdexBoard, w+"."+g, at, sig); err != nil || !ok {
 				return false, err
 			}
 		}

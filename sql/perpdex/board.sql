@@ -1,14 +1,14 @@
 -- PerpdexBoard computes every trader metric of one window for every wallet that has a
 -- fill in it: the rows behind /leaderboard and /leaderboard/flow-adjusted.
 -- $1 window start (inclusive), $2 window end (exclusive; the board hour), $3 <= wallet
--- < $4: one bucket of wallets (query/perpdex_board.go runs the buckets in order and
--- concatenates them, so one pass holds a sixteenth of the window's rows; every figure
+-- < $4: one group of wallet buckets (query/perpdex_board.go runs the groups in order and
+-- concatenates them, so one pass holds a quarter of the window's rows; every figure
 -- is per wallet, so the rows are those of one pass over every wallet), $5 the snapshot
 -- whose today's labels the board shows (perpdex_cohorts_at: the newest at or before
 -- the board hour, query/perpdex_cohorts_at.go), $6 and $7 the position batches at or
 -- before the window start and the board hour (sql/perpdex/board_batches.sql, once per
 -- window: bound as values, their filter reaches the Parquet reader, where a join with
--- them read every position row of the bucket; NULL when there is none), $8 and $9 the
+-- them read every position row of the pass; NULL when there is none), $8 and $9 the
 -- first and the end of the complete days of the window (midnights; query/perpdex_board.go
 -- perpdexBoardDays): fw, life, lev, fund and the drawdown segments (seg) read the days between from the per-day
 -- partial sums (perpdex_fills_daily, perpdex_positions_daily, perpdex_funding_daily,
@@ -18,7 +18,7 @@
 -- and the lifetime PnL (life) fold two dates of it where they read every day before $9.
 -- $12 true (the partial sums published) reads the leverage of the partial edge days and
 -- the uPnL of the position batches from perpdex_positions_snaps (per wallet and
--- snapshot, sorted by wallet) instead of the raw positions, which every bucket read
+-- snapshot, sorted by wallet) instead of the raw positions, which every pass read
 -- whole. $13 is the window "all"'s carry date ($11; NULL for other windows or without
 -- the carry): the fills, drawdowns, leverage and funding of its complete days (every day
 -- before $9) come from that one date of the carry instead of every day's partial sums.
