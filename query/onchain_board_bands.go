@@ -1,14 +1,8 @@
 package query
 
 import (
-	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
-
-	"mdq/lake"
 )
 
 // ocBands is where an hourly on-chain board that sums every wallet's history (discover,
@@ -30,17 +24,7 @@ func (b ocBands) args() []any { return []any{b.r, b.edges, b.bands} }
 // gone reports whether a listed file of the version went away (a publication replaced
 // the version while a query read it: the caller lists again).
 func (b ocBands) gone() bool {
-	if b.built == "" {
-		return false
-	}
-	for _, l := range [][]string{b.edges, b.bands} {
-		for _, f := range l {
-			if _, err := os.Stat(f); errors.Is(err, os.ErrNotExist) {
-				return true
-			}
-		}
-	}
-	return false
+	return b.built != "" && anyGone(b.edges, b.bands)
 }
 
 // ocBandsFor lists the bands and edges of chain for board hour at. byEpoch is set for
@@ -59,31 +43,15 @@ func (q *Queries) ocBandsFor(chain string, at time.Time, byEpoch bool) (ocBands,
 		}
 	}
 	every := ocBands{r: noSplit}
-	for _, x := range []struct {
-		t    *lake.Table
-		list *[]string
-	}{{lake.OnchainWalletEdges, &every.edges}, {lake.OnchainWalletBands, &every.bands}} {
-		var out []string
+	var keys [][2]string // none without a version to read: the empty files
+	if ok {
 		for _, b := range walletBuckets {
-			if !ok {
-				break
-			}
-			rel, err := x.t.Path(side.Built, chain, b)
-			if err != nil {
-				return ocBands{}, err
-			}
-			if f := filepath.Join(q.dir, filepath.FromSlash(rel)); fileExists(f) {
-				out = append(out, f)
-			}
+			keys = append(keys, [2]string{chain, b})
 		}
-		if len(out) == 0 {
-			f, err := q.emptyFile(x.t, "built=_", "chain=_", "bucket=_")
-			if err != nil {
-				return ocBands{}, &StoreError{Op: "onchain wallet bands", Err: fmt.Errorf("empty %s file: %w", x.t.Name, err)}
-			}
-			out = []string{f}
-		}
-		*x.list = out
+	}
+	var err error
+	if every.edges, every.bands, err = q.edgesAndBands(side.Built, keys); err != nil {
+		return ocBands{}, err
 	}
 	if ok {
 		every.r, every.built = r, side.Built

@@ -35,16 +35,16 @@ type ocFamily struct {
 	// chain at board hour at.
 	keys func(chain string) []string
 	args func(chain string, at time.Time) []any
-	// bands: the pass reads history through the wallet bands (ocBands), whose three
+	// Every pass reads history through the wallet bands (ocBands), whose three
 	// arguments follow args; epoch: it tells the legs at or before the epoch apart
 	// (ocBandsFor's byEpoch).
-	bands, epoch bool
+	epoch bool
 }
 
 var (
 	screenerFamily = &ocFamily{
 		name: "onchain screener boards", table: lake.OnchainScreenerBoard, sources: screenerBoardSources,
-		all: sqlfiles.MustRead("onchain/screener_all.sql"), cut: sqlfiles.MustRead("onchain/screener_cut.sql"), bands: true,
+		all: sqlfiles.MustRead("onchain/screener_all.sql"), cut: sqlfiles.MustRead("onchain/screener_cut.sql"),
 		keys: func(chain string) []string {
 			var ks []string
 			for _, w := range []string{"24h", "7d", "30d", "90d"} {
@@ -61,7 +61,7 @@ var (
 	}
 	discoverFamily = &ocFamily{
 		name: "onchain discover boards", table: lake.OnchainDiscoverBoard, sources: legsBoardSources,
-		all: sqlfiles.MustRead("onchain/discover_all.sql"), cut: sqlfiles.MustRead("onchain/discover_cut.sql"), bands: true, epoch: true,
+		all: sqlfiles.MustRead("onchain/discover_all.sql"), cut: sqlfiles.MustRead("onchain/discover_cut.sql"), epoch: true,
 		keys: func(chain string) []string {
 			return []string{chain + ".24h", chain + ".7d", chain + ".30d", chain + ".90d", chain + ".all"}
 		},
@@ -73,7 +73,7 @@ var (
 	transfersFamily = &ocFamily{
 		name: "onchain transfers boards", table: lake.OnchainTransfersBoard, sources: transfersBoardSrcs,
 		all: sqlfiles.MustRead("onchain/token_transfers_board_all.sql"),
-		cut: sqlfiles.MustRead("onchain/token_transfers_board_cut.sql"), bands: true,
+		cut: sqlfiles.MustRead("onchain/token_transfers_board_cut.sql"),
 		keys: func(chain string) []string {
 			return []string{chain + ".1h", chain + ".24h", chain + ".7d", chain + ".30d"}
 		},
@@ -90,9 +90,6 @@ func (q *Queries) familyPass(ctx context.Context, conn *sql.Conn, f *ocFamily, c
 	run := func(extra ...any) error {
 		_, err := conn.ExecContext(ctx, "CREATE OR REPLACE TEMP TABLE oc_board_family AS\n"+f.all, append(f.args(chain, at), extra...)...)
 		return err
-	}
-	if !f.bands {
-		return run()
 	}
 	return q.withOcBands(chain, at, f.epoch, func(b ocBands) error { return run(b.args()...) })
 }

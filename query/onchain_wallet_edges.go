@@ -312,32 +312,45 @@ func (q *Queries) walletEdgesSideFor(tag string, now time.Time) (walletEdgesSide
 // address's bucket on a's chains (an empty list holds the store's empty file of the
 // same columns).
 func (q *Queries) walletEdgeFiles(ctx context.Context, built, address string, a *walletArgs) error {
+	var keys [][2]string
+	if len(address) > 2 {
+		for _, c := range a.chains {
+			keys = append(keys, [2]string{c, address[2:3]})
+		}
+	}
+	var err error
+	a.edges, a.bands, err = q.edgesAndBands(built, keys)
+	return err
+}
+
+// edgesAndBands lists the onchain_wallet_edges and onchain_wallet_bands files of
+// version built that exist for the (chain, bucket) keys; a list with none is an empty
+// file of its table, as the SQL files take both lists as file arguments.
+func (q *Queries) edgesAndBands(built string, keys [][2]string) (edges, bands []string, err error) {
 	for _, x := range []struct {
 		t    *lake.Table
 		list *[]string
-	}{{lake.OnchainWalletEdges, &a.edges}, {lake.OnchainWalletBands, &a.bands}} {
+	}{{lake.OnchainWalletEdges, &edges}, {lake.OnchainWalletBands, &bands}} {
 		var out []string
-		if len(address) > 2 {
-			for _, c := range a.chains {
-				rel, err := x.t.Path(built, c, address[2:3])
-				if err != nil {
-					continue // not a chain or bucket a file can be named by: none
-				}
-				if f := filepath.Join(q.dir, filepath.FromSlash(rel)); fileExists(f) {
-					out = append(out, f)
-				}
+		for _, k := range keys {
+			rel, err := x.t.Path(built, k[0], k[1])
+			if err != nil {
+				continue // not a chain or bucket a file can be named by: none
+			}
+			if f := filepath.Join(q.dir, filepath.FromSlash(rel)); fileExists(f) {
+				out = append(out, f)
 			}
 		}
 		if len(out) == 0 {
 			f, err := q.emptyFile(x.t, "built=_", "chain=_", "bucket=_")
 			if err != nil {
-				return &StoreError{Op: "onchain wallet files", Err: fmt.Errorf("empty %s file: %w", x.t.Name, err)}
+				return nil, nil, &StoreError{Op: "onchain wallet files", Err: fmt.Errorf("empty %s file: %w", x.t.Name, err)}
 			}
 			out = []string{f}
 		}
 		*x.list = out
 	}
-	return nil
+	return edges, bands, nil
 }
 
 // WalletEdgesDay is the serving date of the published onchain_wallet_edges when they

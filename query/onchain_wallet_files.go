@@ -156,7 +156,13 @@ func partitionValues(dir, key string) []string {
 
 // gone reports whether one of the listed files no longer exists.
 func (a walletArgs) gone() bool {
-	for _, l := range [][]string{a.legs, a.days, a.today, a.other, a.edges, a.bands} {
+	return anyGone(a.legs, a.days, a.today, a.other, a.edges, a.bands)
+}
+
+// anyGone reports whether a file of the lists no longer exists (a publication removed
+// it while a query read it: the callers list again and run once more).
+func anyGone(lists ...[]string) bool {
+	for _, l := range lists {
 		for _, f := range l {
 			if _, err := os.Stat(f); errors.Is(err, os.ErrNotExist) {
 				return true
