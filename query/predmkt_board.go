@@ -240,19 +240,45 @@ func (q *Queries) computeBoard(ctx context.Context, hour time.Time) (*Board, err
 	if err != nil {
 		return nil, &StoreError{Op: op, Err: err}
 	}
-	return q.scanBoard(ctx, hour, predmktBoardSQL, hour.UnixMilli(), days, raw)
+	b := newBoard(hour)
+	for _, p := range predmktBoardPasses {
+		if err := q.scanBoardRows(ctx, b, predmktBoardSQL, hour.UnixMilli(), days, raw, p[0], p[1]); err != nil {
+			return nil, err
+		}
+	}
+	b.finish()
+	return b, nil
 }
+
+// predmktBoardPasses are the wallet ranges [lo, hi) board.sql is run over, one pass
+// each ("" leaves a side open, so every wallet falls in one range). Every figure of
+// the board is per wallet, so the passes' rows together are the one pass's. One pass
+// grouped every (wallet, market) pair of the history at once: at large 4.4 million
+// groups, past DuckDB's memory limit, spilled to disk (3.7 GB of peak RSS and 26
+// cpu-s); four passes of a quarter of the wallets each took 1.0 GB and 20 cpu-s in the
+// same lake (docs/PERFORMANCE.md).
+var predmktBoardPasses = [][2]string{{"", "0x4"}, {"0x4", "0x8"}, {"0x8", "0xc"}, {"0xc", ""}}
 
 // scanBoard makes the board of hour from the rows of a board query (board.sql's
 // columns), rounding as the routes return the figures.
 func (q *Queries) scanBoard(ctx context.Context, hour time.Time, query string, args ...any) (*Board, error) {
+	b := newBoard(hour)
+	if err := q.scanBoardRows(ctx, b, query, args...); err != nil {
+		return nil, err
+	}
+	b.finish()
+	return b, nil
+}
+
+// scanBoardRows adds the rows of a board query to b's categories (b.finish is the
+// caller's, once every query's rows are in).
+func (q *Queries) scanBoardRows(ctx context.Context, b *Board, query string, args ...any) error {
 	const op = "predmkt board"
 	rows, err := q.db.QueryContext(ctx, query, args...)
 	if err != nil {
-		return nil, wrap(ctx, op, err)
+		return wrap(ctx, op, err)
 	}
 	defer rows.Close()
-	b := newBoard(hour)
 	for rows.Next() {
 		var cat string
 		var e BoardEntry
@@ -261,7 +287,7 @@ func (q *Queries) scanBoard(ctx context.Context, hour time.Time, query string, a
 		if err := rows.Scan(&cat, &e.Wallet, &e.Pseudonym, &e.DisplayName, &pnl, &pnlW[0], &pnlW[1], &pnlW[2],
 			&e.Resolved, &resVol, &winVol, &vol, &volW[0], &volW[1], &volW[2],
 			&e.Trades, &e.TradesWin[0], &e.TradesWin[1], &e.TradesWin[2], &e.Markets, &e.FirstTS, &e.LastTS); err != nil {
-			return nil, wrap(ctx, op, err)
+			return wrap(ctx, op, err)
 		}
 		e.PnL, e.Volume = MicroUSD(pnl), MicroUSD(vol)
 		for i := range 3 {
@@ -278,11 +304,7 @@ func (q *Queries) scanBoard(ctx context.Context, hour time.Time, query string, a
 		e.Tags = BoardTags(&e)
 		b.Cats[cat] = append(b.Cats[cat], e)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, wrap(ctx, op, err)
-	}
-	b.finish()
-	return b, nil
+	return wrap(ctx, op, rows.Err())
 }
 
 // predmktBoardPlan picks what board.sql reads for the clock now (epoch ms), as its $2

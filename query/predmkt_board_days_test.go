@@ -313,3 +313,19 @@ func TestPredmktBoardReadBackSameAsComputed(t *testing.T) {
 		}
 	}
 }
+
+// TestPredmktBoardPassesTileTheWallets: board.sql's passes leave no wallet out and
+// take none twice: the first range is open below, the last open above, and each
+// starts where the one before ends (the board equals the raw oracle in
+// checkBoardSameAsRaw, every pass's rows together).
+func TestPredmktBoardPassesTileTheWallets(t *testing.T) {
+	ps := predmktBoardPasses
+	if len(ps) == 0 || ps[0][0] != "" || ps[len(ps)-1][1] != "" {
+		t.Fatalf("passes %q: the first must start at '' and the last end at ''", ps)
+	}
+	for i := 1; i < len(ps); i++ {
+		if ps[i][0] != ps[i-1][1] || ps[i][0] == "" || (ps[i][1] != "" && ps[i][1] <= ps[i][0]) {
+			t.Fatalf("passes %q: range %d does not start where %d ends", ps, i, i-1)
+		}
+	}
+}

@@ -7,7 +7,9 @@
 -- other dates that hold a fill at or before $1 (the one or few days the clock and the
 -- windows' starts cut, and any day not yet published), both separated by chr(31) and
 -- never empty (query/file_lists.go): the planner (predmktBoardPlan in
--- query/predmkt_board.go) puts each date in at most one of them.
+-- query/predmkt_board.go) puts each date in at most one of them. $4 <= wallet < $5:
+-- the pass's wallets (query/predmkt_board.go predmktBoardPasses; '' leaves that side
+-- open): every figure is per wallet, so the passes' rows together are the board.
 -- A wallet's PnL on a validly resolved market is its cash flow (sells minus buys)
 -- plus its net shares of the winning outcome at 1 USD each (losing shares pay 0).
 -- An invalid resolution settles nothing: the market adds no PnL and no resolved count.
@@ -19,7 +21,7 @@ WITH f AS (
            CAST(round(t.usd * 1e6) AS BIGINT)  AS usd,
            CAST(round(t.size * 1e6) AS BIGINT) AS size
     FROM read_parquet(string_split($3, chr(31)), hive_partitioning = false) t
-    WHERE t.ts <= $1
+    WHERE t.ts <= $1 AND ($4 = '' OR t.wallet >= $4) AND ($5 = '' OR t.wallet < $5)
 ), d AS (
     -- The whole days: a day is inside a window exactly when its first fill is (it lies
     -- wholly on one side of the window's start), and wholly at or before $1.
@@ -32,6 +34,7 @@ WITH f AS (
            CASE WHEN first_ts >= $1 - 2592000000 THEN n ELSE 0 END   AS n_30d,
            first_ts, last_ts
     FROM read_parquet(string_split($2, chr(31)), hive_partitioning = false)
+    WHERE ($4 = '' OR wallet >= $4) AND ($5 = '' OR wallet < $5)
     UNION ALL
     -- The cut days, raw: a day's sums are BIGINT, as in predmkt_wallet_days (a cast
     -- that overflowed would fail the board, never change it).
@@ -115,6 +118,7 @@ WITH f AS (
     -- board made over every pair; the counts and sums are multiplied by k to match.
     SELECT wallet, any_value(pseudonym) AS pseudonym, any_value(display_name) AS display_name, count(*) AS k
     FROM predmkt_profiles
+    WHERE ($4 = '' OR wallet >= $4) AND ($5 = '' OR wallet < $5)
     GROUP BY wallet
 )
 -- Grouped once more so that a category literally named 'all' adds into the "all" row, as
