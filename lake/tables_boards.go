@@ -23,8 +23,8 @@ func boardTable(name, area, prefix, doc string, routes []string, cols ...Column)
 }
 
 // PerpdexBoard is sql/perpdex/board.sql's result: per wallet, the window's figures the
-// leaderboards derive their rows from. board = window.bucket (first hex digit of the
-// wallet).
+// leaderboards derive their rows from. board = window.group: a range of four wallet
+// buckets (first hex digits of the wallet), e.g. 30d.0-3 (query.perpdexBoardGroups).
 var PerpdexBoard = boardTable("perpdex_board", "perpdex", "perpdex/boards/leaderboard",
 	"per wallet, the raw figures of the perpetuals leaderboards for one window (sql/perpdex/board.sql), one file per window and group of four wallet buckets (board = window.group, e.g. 30d.0-3).",
 	[]string{"/v1/perpdex/leaderboard", "/v1/perpdex/leaderboard/flow-adjusted", "/v1/perpdex/traders"},
