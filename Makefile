@@ -10,7 +10,7 @@ export CGO_ENABLED = 1
 # DuckDB (ingest/stage_arrow.go; without it they go through CSV files, docs/INGEST.md).
 export GOFLAGS += -tags=duckdb_arrow
 
-.PHONY: build run test vet fmt-check bench bench-scale test-memory-limit test-point-in-time lint mcp-check clean
+.PHONY: build run test vet fmt-check bench bench-scale bench-oneday test-memory-limit test-point-in-time lint mcp-check clean
 
 build:
 	$(GO) build -ldflags "-X main.Version=$(VERSION)" -o bin/mdq ./cmd/mdq
@@ -78,6 +78,15 @@ bench-scale: build
 	  MDQ_BENCH_LAKE=$$lake $(GO) test -run '^$$' -bench BenchmarkOnchainLegsPublication -benchtime 1x -timeout 60m ./query/ | grep -E '^Benchmark|^ok|FAIL'; \
 	  MDQ_BENCH_LAKE=$$lake $(GO) test -run '^$$' -bench '$(SCALE_ROUTES)' -benchtime 30x -timeout 60m ./handlers/ | grep -E '^Benchmark|^ok|FAIL'; \
 	done
+
+# bench-oneday: the publication of one more day against a full rebuild, on
+# $(ONEDAY_LAKE) (default the large scale lake of bench-scale, which must exist), with
+# the real binary on a hard-linked copy beside the lake (removed afterwards; the lake's
+# files are never written): reports each step's CPU, wall time and peak RSS and their
+# ratios (BenchmarkRebuildOneDay). About 25 minutes at large.
+ONEDAY_LAKE ?= $(SCALE_LAKES)/large
+bench-oneday:
+	MDQ_BENCH_LAKE=$(abspath $(ONEDAY_LAKE)) $(GO) test -run '^$$' -bench BenchmarkRebuildOneDay -benchtime 1x -timeout 90m ./cmd/mdq/cli/ | grep -E '^Benchmark|^ok|FAIL|moved aside'
 
 # lint: the generated OpenAPI document through an independent linter (Redocly, clean:
 # no error and no warning), then the MCP Inspector CLI against a server it starts on
