@@ -2,6 +2,7 @@ package query
 
 import (
 	"context"
+	"database/sql"
 	"strings"
 	"testing"
 	"time"
@@ -16,22 +17,9 @@ import (
 // does not end still fails, with DuckDB's error.
 func TestCatalogStatementWaitsOutAConflict(t *testing.T) {
 	ctx := context.Background()
-	q, err := Open(ctx, testlake.Copy(t), Options{NoGoLimit: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer q.Close()
-	if _, err := q.db.ExecContext(ctx, "CREATE VIEW ddl_probe AS SELECT 1 AS x"); err != nil {
-		t.Fatal(err)
-	}
+	q := ddlProbeStore(t)
 	hold := func() func() {
-		conn, err := q.db.Conn(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := conn.ExecContext(ctx, "BEGIN; CREATE OR REPLACE VIEW ddl_probe AS SELECT 2 AS x"); err != nil {
-			t.Fatal(err)
-		}
+		conn := openProbeChange(t, q)
 		return func() {
 			if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
 				t.Error(err)
@@ -51,7 +39,7 @@ func TestCatalogStatementWaitsOutAConflict(t *testing.T) {
 	}
 	// A change held past every retry: the conflict is reported.
 	release = hold()
-	err = q.execDDL(ctx, "CREATE OR REPLACE VIEW ddl_probe AS SELECT 4 AS x")
+	err := q.execDDL(ctx, "CREATE OR REPLACE VIEW ddl_probe AS SELECT 4 AS x")
 	release()
 	if err == nil || !strings.Contains(err.Error(), "write-write conflict") {
 		t.Fatalf("statement under a conflict that did not end: %v, want DuckDB's write-write conflict", err)
@@ -67,22 +55,8 @@ func TestCatalogStatementWaitsOutAConflict(t *testing.T) {
 // left inside the open change would read as rolled back).
 func TestCatalogStatementClosesAnIdleHolder(t *testing.T) {
 	ctx := context.Background()
-	q, err := Open(ctx, testlake.Copy(t), Options{NoGoLimit: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer q.Close()
-	if _, err := q.db.ExecContext(ctx, "CREATE VIEW ddl_probe AS SELECT 1 AS x"); err != nil {
-		t.Fatal(err)
-	}
-	conn, err := q.db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.ExecContext(ctx, "BEGIN; CREATE OR REPLACE VIEW ddl_probe AS SELECT 2 AS x"); err != nil {
-		t.Fatal(err)
-	}
-	conn.Close() // back in the pool, its change open
+	q := ddlProbeStore(t)
+	openProbeChange(t, q).Close() // back in the pool, its change open
 	q.closeIdle()
 	if err := q.execDDL(ctx, "CREATE OR REPLACE VIEW ddl_probe AS SELECT 3 AS x"); err != nil {
 		t.Fatalf("statement after the idle holder was closed: %v", err)
@@ -92,4 +66,33 @@ func TestCatalogStatementClosesAnIdleHolder(t *testing.T) {
 	if err := q.db.QueryRowContext(ctx, "SELECT x FROM ddl_probe").Scan(&x); err != nil || x != 3 {
 		t.Fatalf("view answers %d (%v), want 3, committed", x, err)
 	}
+}
+
+// ddlProbeStore opens a store on a copy of the tiny lake with the view ddl_probe (x = 1)
+// the catalog tests change.
+func ddlProbeStore(t *testing.T) *Queries {
+	t.Helper()
+	q, err := Open(context.Background(), testlake.Copy(t), Options{NoGoLimit: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { q.Close() })
+	if _, err := q.db.Exec("CREATE VIEW ddl_probe AS SELECT 1 AS x"); err != nil {
+		t.Fatal(err)
+	}
+	return q
+}
+
+// openProbeChange returns a connection holding an open change of ddl_probe (x = 2),
+// not committed: the entry another connection's catalog statement conflicts with.
+func openProbeChange(t *testing.T, q *Queries) *sql.Conn {
+	t.Helper()
+	conn, err := q.db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.ExecContext(context.Background(), "BEGIN; CREATE OR REPLACE VIEW ddl_probe AS SELECT 2 AS x"); err != nil {
+		t.Fatal(err)
+	}
+	return conn
 }
