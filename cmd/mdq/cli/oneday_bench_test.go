@@ -28,7 +28,10 @@ import (
 //     measured `mdq rebuild` at an hour of that date whose boards no step computed.
 //
 // It reports each measured step's CPU (user and system time of the process), wall
-// time and peak RSS, and the ratios one day / full. The copy is removed at the end.
+// time and peak RSS, and the ratios one day / full; and each step's CPU split as its
+// cost line gives it (the days' tables, the hour's boards), with the ratio of the days'
+// tables alone (the hour's boards are due at every new hour whether a day landed or
+// not, and both steps compute one hour's). The copy is removed at the end.
 func BenchmarkRebuildOneDay(b *testing.B) {
 	src := filepath.Clean(testlake.Bench(b))
 	end := testlake.BenchNow(b).UTC()
@@ -77,6 +80,15 @@ func BenchmarkRebuildOneDay(b *testing.B) {
 		b.ReportMetric(float64(one.peakKB)/1024, "day_peak_MB")
 		b.ReportMetric(one.cpu.Seconds()/full.cpu.Seconds(), "cpu_ratio")
 		b.ReportMetric(one.wall.Seconds()/full.wall.Seconds(), "wall_ratio")
+		// The split each publication prints: the days' tables (what the new day made
+		// due) and the hour's boards (due at every new hour, and part of both steps).
+		b.ReportMetric(full.daysCPU.Seconds(), "full_days_cpu_s")
+		b.ReportMetric(full.hourCPU.Seconds(), "full_hour_cpu_s")
+		b.ReportMetric(one.daysCPU.Seconds(), "day_days_cpu_s")
+		b.ReportMetric(one.hourCPU.Seconds(), "day_hour_cpu_s")
+		if full.daysCPU > 0 {
+			b.ReportMetric(one.daysCPU.Seconds()/full.daysCPU.Seconds(), "days_tables_cpu_ratio")
+		}
 		b.Logf("%d raw partitions of %s moved aside and back; the day published for %s", len(moved), day, hour.Format(time.RFC3339))
 	}
 }
@@ -84,6 +96,8 @@ func BenchmarkRebuildOneDay(b *testing.B) {
 type rebuildCost struct {
 	cpu, wall time.Duration
 	peakKB    int64
+	// from the publication's cost line: CPU of the days' tables and of the hour's boards
+	daysCPU, hourCPU time.Duration
 }
 
 // runRebuild runs `mdq rebuild` over dir at clock and returns what it cost.
@@ -100,7 +114,28 @@ func runRebuild(b *testing.B, dir string, clock time.Time) rebuildCost {
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		c.peakKB = ru.Maxrss // kilobytes on Linux
 	}
+	var err error
+	if c.daysCPU, c.hourCPU, err = publishSplit(out.String()); err != nil {
+		b.Fatalf("mdq rebuild --clock %s: %v\n%s", clock.Format(time.RFC3339), err, out.String())
+	}
 	return c
+}
+
+// publishSplit reads the CPU of the days' tables and of the hour's boards from a
+// publication's cost line.
+func publishSplit(out string) (days, hour time.Duration, err error) {
+	for _, line := range strings.Split(out, "\n") {
+		if !strings.HasPrefix(line, "cost: ") {
+			continue
+		}
+		var dw, hw string
+		var dc, hc float64
+		if _, err := fmt.Sscanf(line, "cost: days' tables %s (%g cpu-s), hour's boards %s (%g cpu-s)", &dw, &dc, &hw, &hc); err != nil {
+			return 0, 0, fmt.Errorf("cost line %q: %v", line, err)
+		}
+		return time.Duration(dc * float64(time.Second)), time.Duration(hc * float64(time.Second)), nil
+	}
+	return 0, 0, fmt.Errorf("no cost line")
 }
 
 // linkLakeWithoutDerived makes dst a copy of the lake src of hard links, without the

@@ -60,6 +60,13 @@ func newRebuildCmd(cfg *Config) *cobra.Command {
 // table family.
 func publishDerived(ctx context.Context, q *query.Queries, out io.Writer) error {
 	ctx = query.AsBuild(ctx)
+	// The cost is split between what new raw days make due (the per-day tables, the
+	// legs, closed trades, the tape digests, the cohort labels of new hours) and what a
+	// new hour makes due whatever landed (the hour's boards and the serving state read
+	// with them): a publication's last line gives both, so one more day can be read
+	// against a full rebuild either way (make bench-oneday).
+	var cost publishCost
+	mark := cost.start()
 	legs, err := q.PublishOnchainLegs(ctx)
 	if err != nil {
 		return err
@@ -93,6 +100,7 @@ func publishDerived(ctx context.Context, q *query.Queries, out io.Writer) error 
 		fmt.Fprintf(out, "%s: %d of %d dates recomputed, %d removed, in %s\n",
 			p.Table, len(p.Written), p.Partitions, len(p.Removed), p.Took.Round(time.Millisecond))
 	}
+	mark = cost.add(&cost.days, mark)
 	start = time.Now()
 	b, computed, err := q.PublishPredmktBoard(ctx)
 	if err != nil {
@@ -104,6 +112,7 @@ func publishDerived(ctx context.Context, q *query.Queries, out io.Writer) error 
 	}
 	fmt.Fprintf(out, "predmkt board for %s: %d wallets (%d rows over all categories) %s in %s\n",
 		b.Hour.Format(time.RFC3339), len(b.Cats["all"]), b.Rows(), how, time.Since(start).Round(time.Millisecond))
+	mark = cost.add(&cost.hour, mark)
 	// The tape index's per-file digests (published once per archive file version).
 	start = time.Now()
 	if err := q.WarmPredmkt(ctx); err != nil {
@@ -116,6 +125,7 @@ func publishDerived(ctx context.Context, q *query.Queries, out io.Writer) error 
 		return err
 	}
 	fmt.Fprintln(out, c)
+	mark = cost.add(&cost.days, mark)
 	// The hourly boards of the perpetuals and on-chain areas, published for the clock's
 	// hour (a server started in that hour reads them instead of computing them).
 	start = time.Now()
@@ -130,7 +140,30 @@ func publishDerived(ctx context.Context, q *query.Queries, out io.Writer) error 
 	}
 	fmt.Fprintf(out, "onchain boards for %s: screener, discover, trace, holders, transfers, labels in %s\n",
 		query.PerpdexBoardTime(q.Now()).Format(time.RFC3339), time.Since(start).Round(time.Millisecond))
+	cost.add(&cost.hour, mark)
+	fmt.Fprintf(out, "cost: days' tables %s (%.1f cpu-s), hour's boards %s (%.1f cpu-s)\n",
+		cost.days.wall.Round(time.Millisecond), cost.days.cpu.Seconds(), cost.hour.wall.Round(time.Millisecond), cost.hour.cpu.Seconds())
 	return nil
+}
+
+// publishCost sums a publication's wall and CPU time in two parts.
+type publishCost struct {
+	days, hour struct{ wall, cpu time.Duration }
+}
+
+type costMark struct {
+	at  time.Time
+	cpu time.Duration
+}
+
+func (c *publishCost) start() costMark { return costMark{time.Now(), query.ProcessCPU()} }
+
+// add adds what passed since m to part and returns the mark of now.
+func (c *publishCost) add(part *struct{ wall, cpu time.Duration }, m costMark) costMark {
+	now := c.start()
+	part.wall += now.at.Sub(m.at)
+	part.cpu += now.cpu - m.cpu
+	return now
 }
 
 // rebuildCohorts publishes the perpetuals cohort labels not yet published, waiting for
