@@ -72,11 +72,11 @@ SCALE_ROUTES = Benchmark(ScaleConcurrent16|Predmkt(Leaderboard|Events50k|SmartMo
 bench-scale: build
 	@for s in $(SCALES); do if [ ! -f $(SCALE_LAKES)/$$s/lake.json ]; then \
 	  ./bin/mdq demo --data $(SCALE_LAKES)/$$s --scale $$s --seed 1 --end 2026-11-20T12:00:00Z --force || exit 1; fi; done
-	@for s in $(SCALES); do echo "== $$s"; lake=$(abspath $(SCALE_LAKES))/$$s; \
+	@set -o pipefail; for s in $(SCALES); do echo "== $$s"; lake=$(abspath $(SCALE_LAKES))/$$s; \
 	  MDQ_BENCH_LAKE=$$lake MDQ_SCALE_SECONDS=$(SCALE_SECONDS) MDQ_SCALE_CURVE=$$lake.rss.csv \
-	    $(GO) test -run '^$$' -bench BenchmarkServeScale -benchtime 1x -timeout 60m ./cmd/mdq/cli/ | grep -E '^Benchmark|^ok|FAIL'; \
-	  MDQ_BENCH_LAKE=$$lake $(GO) test -run '^$$' -bench BenchmarkOnchainLegsPublication -benchtime 1x -timeout 60m ./query/ | grep -E '^Benchmark|^ok|FAIL'; \
-	  MDQ_BENCH_LAKE=$$lake $(GO) test -run '^$$' -bench '$(SCALE_ROUTES)' -benchtime 30x -timeout 60m ./handlers/ | grep -E '^Benchmark|^ok|FAIL'; \
+	    $(GO) test -run '^$$' -bench BenchmarkServeScale -benchtime 1x -timeout 60m ./cmd/mdq/cli/ | grep -E '^Benchmark|^ok|FAIL' || exit 1; \
+	  MDQ_BENCH_LAKE=$$lake $(GO) test -run '^$$' -bench BenchmarkOnchainLegsPublication -benchtime 1x -timeout 60m ./query/ | grep -E '^Benchmark|^ok|FAIL' || exit 1; \
+	  MDQ_BENCH_LAKE=$$lake $(GO) test -run '^$$' -bench '$(SCALE_ROUTES)' -benchtime 30x -timeout 60m ./handlers/ | grep -E '^Benchmark|^ok|FAIL' || exit 1; \
 	done
 
 # bench-oneday: the publication of one more day against a full rebuild, on
@@ -86,7 +86,8 @@ bench-scale: build
 # ratios (BenchmarkRebuildOneDay). About 25 minutes at large.
 ONEDAY_LAKE ?= $(SCALE_LAKES)/large
 bench-oneday:
-	MDQ_BENCH_LAKE=$(abspath $(ONEDAY_LAKE)) $(GO) test -run '^$$' -bench BenchmarkRebuildOneDay -benchtime 1x -timeout 90m ./cmd/mdq/cli/ | grep -E '^Benchmark|^ok|FAIL|moved aside'
+	@# the benchmark's status, not grep's, is the target's
+	set -o pipefail; MDQ_BENCH_LAKE=$(abspath $(ONEDAY_LAKE)) $(GO) test -run '^$$' -bench BenchmarkRebuildOneDay -benchtime 1x -timeout 90m ./cmd/mdq/cli/ | grep -E '^Benchmark|^ok|FAIL|moved aside'
 
 # lint: the generated OpenAPI document through an independent linter (Redocly, clean:
 # no error and no warning), then the MCP Inspector CLI against a server it starts on
