@@ -147,9 +147,9 @@ func publishDerived(ctx context.Context, q *query.Queries, out io.Writer) error 
 }
 
 // publishCost sums a publication's wall and CPU time in two parts.
-type publishCost struct {
-	days, hour struct{ wall, cpu time.Duration }
-}
+type publishCost struct{ days, hour costPart }
+
+type costPart struct{ wall, cpu time.Duration }
 
 type costMark struct {
 	at  time.Time
@@ -159,7 +159,7 @@ type costMark struct {
 func (c *publishCost) start() costMark { return costMark{time.Now(), query.ProcessCPU()} }
 
 // add adds what passed since m to part and returns the mark of now.
-func (c *publishCost) add(part *struct{ wall, cpu time.Duration }, m costMark) costMark {
+func (c *publishCost) add(part *costPart, m costMark) costMark {
 	now := c.start()
 	part.wall += now.at.Sub(m.at)
 	part.cpu += now.cpu - m.cpu
