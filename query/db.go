@@ -93,6 +93,7 @@ type store struct {
 	caches cacheRegistry // the Go-side caches bounded by bytes (cache_budget.go)
 
 	serveStale bool
+	legsCheck  func()   // tests: runs as each freshness check of the on-chain legs starts
 	poolConns  int      // the pools' open and idle connection limits
 	ownSpill   bool     // the spill directory is this store's own (removed at Close)
 	viewHas    sync.Map // table name -> whether its view reads files (false: the empty typed view)
