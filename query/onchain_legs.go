@@ -42,7 +42,7 @@ type legsState struct {
 	mu     sync.Mutex
 
 	checked    atomic.Int64 // unix ns of the last check that the legs were current
-	verified   atomic.Int64 // unix ns of the last check that sig was still the files'
+	verified   atomic.Int64 // unix ns of the last check that sig was still the files' (serveStale: of the last check)
 	publishing atomic.Bool  // a background publication runs
 	checking   atomic.Bool  // a background check of the legs runs (serveStale)
 	verifying  atomic.Bool  // a background check of sig runs (serveStale)
@@ -97,12 +97,11 @@ func (q *Queries) ensureLegsPublished(ctx context.Context, st *legsState) error 
 		// (13 to 15 ms on the large lake), and the request that came first after each
 		// second paid it, which was the per-wallet routes' p99.
 		q.aside(&st.checking, "onchain legs check", func(life context.Context) error {
-			if err := q.checkLegsPublished(life, st); err != nil {
-				return err
-			}
-			// Also when a publication was started: its end is seen at the next check.
+			err := q.checkLegsPublished(life, st)
+			// Also when it failed or started a publication: the next check, a second
+			// later, tries again or sees the publication's end (not every request).
 			st.checked.Store(time.Now().UnixNano())
-			return nil
+			return err
 		})
 		return nil
 	}
@@ -169,7 +168,13 @@ func (st *legsState) ensure(ctx context.Context, q *Queries, op string, tables [
 		if q.serveStale {
 			// A server answers from what it built last while the signature is taken (and
 			// a changed file rebuilt) aside, as ensureLegsPublished does.
-			q.aside(&st.verifying, op, func(life context.Context) error { return st.verify(life, q, op, tables, build) })
+			q.aside(&st.verifying, op, func(life context.Context) error {
+				err := st.verify(life, q, op, tables, build)
+				// A failed check or build is tried again a second later, not by every
+				// request.
+				st.verified.Store(time.Now().UnixNano())
+				return err
+			})
 			return nil
 		}
 	}
@@ -325,7 +330,7 @@ func (q *Queries) legsLabels() labelIndex {
 }
 
 // aside runs check in the background unless one flagged by running already runs; its
-// error is logged (the next check, a second later, tries again).
+// error is logged.
 func (q *Queries) aside(running *atomic.Bool, op string, check func(context.Context) error) {
 	if !running.CompareAndSwap(false, true) {
 		return
