@@ -96,12 +96,8 @@ func (q *Queries) ensureLegsPublished(ctx context.Context, st *legsState) error 
 		// aside: the check stats every transfers partition and reads three sidecars
 		// (13 to 15 ms on the large lake), and the request that came first after each
 		// second paid it, which was the per-wallet routes' p99.
-		q.aside(&st.checking, "onchain legs check", func(life context.Context) error {
-			err := q.checkLegsPublished(life, st)
-			// Also when it failed or started a publication: the next check, a second
-			// later, tries again or sees the publication's end (not every request).
-			st.checked.Store(time.Now().UnixNano())
-			return err
+		q.aside(&st.checking, &st.checked, "onchain legs check", func(life context.Context) error {
+			return q.checkLegsPublished(life, st)
 		})
 		return nil
 	}
@@ -168,12 +164,8 @@ func (st *legsState) ensure(ctx context.Context, q *Queries, op string, tables [
 		if q.serveStale {
 			// A server answers from what it built last while the signature is taken (and
 			// a changed file rebuilt) aside, as ensureLegsPublished does.
-			q.aside(&st.verifying, op, func(life context.Context) error {
-				err := st.verify(life, q, op, tables, build)
-				// A failed check or build is tried again a second later, not by every
-				// request.
-				st.verified.Store(time.Now().UnixNano())
-				return err
+			q.aside(&st.verifying, &st.verified, op, func(life context.Context) error {
+				return st.verify(life, q, op, tables, build)
 			})
 			return nil
 		}
@@ -329,15 +321,19 @@ func (q *Queries) legsLabels() labelIndex {
 	return *m
 }
 
-// aside runs check in the background unless one flagged by running already runs; its
-// error is logged.
-func (q *Queries) aside(running *atomic.Bool, op string, check func(context.Context) error) {
+// aside runs check in the background unless one flagged by running already runs, and
+// then sets stamp to the time it ended, also when it failed or started a publication:
+// the next check, a second later, tries again or sees the publication's end (not every
+// request meanwhile). Its error is logged.
+func (q *Queries) aside(running *atomic.Bool, stamp *atomic.Int64, op string, check func(context.Context) error) {
 	if !running.CompareAndSwap(false, true) {
 		return
 	}
 	q.background(func(life context.Context) {
 		defer running.Store(false)
-		if err := check(life); err != nil && life.Err() == nil {
+		err := check(life)
+		stamp.Store(time.Now().UnixNano())
+		if err != nil && life.Err() == nil {
 			q.log.Error(op, "err", err)
 		}
 	})
