@@ -44,16 +44,17 @@ const BoardHoursKept = 24
 // computed and served unpublished.
 func (q *Queries) boardRows(ctx context.Context, t *lake.Table, board string, at time.Time, sig string,
 	prepare func(context.Context) error, query string, args ...any) (*sql.Rows, error) {
-	return q.derivedRows(ctx, t, board, boardBuilt(at, sig), BoardHoursKept, prepare, query, args...)
+	return q.derivedRows(ctx, t, board, boardBuilt(at, sig), BoardHoursKept, !q.publishOnly, prepare, query, args...)
 }
 
 // derivedRows returns the rows of query (with args) published in t under (board,
-// built), computing and publishing them first when they are not. Publishing removes
+// built), computing and publishing them first when they are not; without readBack,
+// once published, none of them (their columns only: see readPublished). Publishing removes
 // other versions of board: every other one when keepHours is negative (a file's
 // digests), else those of the same hour from other sources and those of hours more
 // than keepHours before this one (later hours, which a process at a later clock wrote,
 // are kept).
-func (q *Queries) derivedRows(ctx context.Context, t *lake.Table, board, built string, keepHours int,
+func (q *Queries) derivedRows(ctx context.Context, t *lake.Table, board, built string, keepHours int, readBack bool,
 	prepare func(context.Context) error, query string, args ...any) (*sql.Rows, error) {
 	rel, err := t.Path(board, built)
 	if err != nil {
@@ -61,7 +62,7 @@ func (q *Queries) derivedRows(ctx context.Context, t *lake.Table, board, built s
 	}
 	path := filepath.Join(q.dir, filepath.FromSlash(rel))
 	if _, err := os.Stat(path); err == nil {
-		rows, err := q.db.QueryContext(ctx, "SELECT * FROM read_parquet($1, hive_partitioning = false)", path)
+		rows, err := q.readPublished(ctx, path, readBack, keepHours >= 0)
 		if err == nil {
 			return rows, nil
 		}
@@ -77,7 +78,7 @@ func (q *Queries) derivedRows(ctx context.Context, t *lake.Table, board, built s
 		}
 		// prepare may have published the rows itself (a board family's one pass).
 		if _, err := os.Stat(path); err == nil {
-			return q.db.QueryContext(ctx, "SELECT * FROM read_parquet($1, hive_partitioning = false)", path)
+			return q.readPublished(ctx, path, readBack, keepHours >= 0)
 		}
 	}
 	if _, err := lake.CopyResult(ctx, q.db, q.dir, t, []string{board, built}, query, args...); err != nil {
@@ -88,7 +89,7 @@ func (q *Queries) derivedRows(ctx context.Context, t *lake.Table, board, built s
 		return q.db.QueryContext(ctx, query, args...)
 	}
 	q.pruneBoards(t, board, built, keepHours)
-	rows, err := q.db.QueryContext(ctx, "SELECT * FROM read_parquet($1, hive_partitioning = false)", path)
+	rows, err := q.readPublished(ctx, path, readBack, keepHours >= 0)
 	if err != nil && ctx.Err() == nil {
 		if _, serr := os.Stat(path); serr != nil {
 			// Another process published a newer version and removed this one between
@@ -97,6 +98,20 @@ func (q *Queries) derivedRows(ctx context.Context, t *lake.Table, board, built s
 		}
 	}
 	return rows, err
+}
+
+// readPublished returns the rows of the published derived file at path: every row, or
+// without readBack none (the columns only, from the footer): a publish-only store's
+// boards, which only a request would read. board: an hourly board (derivedRows'
+// keepHours ≥ 0, where a tape digest passes -1), counted in boardReads.
+func (q *Queries) readPublished(ctx context.Context, path string, readBack, board bool) (*sql.Rows, error) {
+	if !readBack {
+		return q.db.QueryContext(ctx, "SELECT * FROM read_parquet($1, hive_partitioning = false) LIMIT 0", path)
+	}
+	if board {
+		q.boardReads.Add(1)
+	}
+	return q.db.QueryContext(ctx, "SELECT * FROM read_parquet($1, hive_partitioning = false)", path)
 }
 
 // derivedFile is derivedRows for callers that read the published file per request

@@ -52,6 +52,13 @@ type Options struct {
 	// newer publication runs in the background (mdq serve); otherwise a store brings
 	// them up to date before answering (the offline CLI).
 	ServeStale bool
+	// PublishOnly opens a store that publishes derived tables and serves nothing (mdq
+	// rebuild, the end of mdq demo, an ingest, a lake cut): a board it finds published or
+	// has just published is not read back into the Go-side serving state, which only a
+	// server's requests would read (a third of a large lake's hourly publication when
+	// its boards are published already, a tenth when it computes them; docs/PERFORMANCE.md).
+	// Its hourly caches hold empty values: such a store must not answer routes.
+	PublishOnly bool
 	// NoGoLimit leaves the Go heap limit alone (tests that open several stores).
 	NoGoLimit bool
 }
@@ -93,6 +100,11 @@ type store struct {
 	caches cacheRegistry // the Go-side caches bounded by bytes (cache_budget.go)
 
 	serveStale bool
+	// publishOnly: Options.PublishOnly.
+	publishOnly bool
+	// boardReads counts the hourly boards read into memory (a publish-only store reads
+	// none).
+	boardReads atomic.Int64
 	legsCheck  func()   // tests: runs as each freshness check of the on-chain legs starts
 	poolConns  int      // the pools' open and idle connection limits
 	ownSpill   bool     // the spill directory is this store's own (removed at Close)
@@ -150,7 +162,7 @@ func Open(ctx context.Context, dir string, opt Options) (*Queries, error) {
 	if !opt.NoGoLimit {
 		debug.SetMemoryLimit(b.Go)
 	}
-	q := &Queries{store: &store{db: db, walletDB: walletDB, dir: dir, timeout: opt.Timeout, log: opt.Logger, budget: b, serveStale: opt.ServeStale,
+	q := &Queries{store: &store{db: db, walletDB: walletDB, dir: dir, timeout: opt.Timeout, log: opt.Logger, budget: b, serveStale: opt.ServeStale, publishOnly: opt.PublishOnly,
 		poolConns: n, ownSpill: opt.TempDir == ""}, now: opt.Now}
 	q.life, q.stop = context.WithCancel(context.Background())
 	if q.timeout <= 0 {

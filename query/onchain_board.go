@@ -38,6 +38,13 @@ func (q *Queries) OnchainWarm(ctx context.Context) error {
 		return err
 	}
 	step("legs publication check")
+	if q.publishOnly {
+		// Every board published already: the label cascade and the side tables, which
+		// only computing a board (or a request) reads, are not built.
+		if ok, err := q.onchainPublished(ctx); err != nil || ok {
+			return err
+		}
+	}
 	if err := q.onchainLegs(ctx); err != nil {
 		return err
 	}

@@ -121,11 +121,15 @@ func (q *Queries) buildTracePairs(ctx context.Context, chain, window string, at 
 	if err != nil {
 		return nil, wrap(ctx, "onchain trace", err)
 	}
+	if q.publishOnly {
+		return &tracePairs{ids: map[string]int32{}}, nil
+	}
 	return q.loadTracePairs(ctx, path)
 }
 
 // loadTracePairs reads the heads of the rankings of the pair board file at path.
 func (q *Queries) loadTracePairs(ctx context.Context, path string) (*tracePairs, error) {
+	q.boardReads.Add(1)
 	rows, err := q.db.QueryContext(ctx, onchainTraceHeadsSQL, path, OnchainTraceMaxWidth)
 	if err != nil {
 		return nil, wrap(ctx, "onchain trace", err)

@@ -290,8 +290,11 @@ func (q *Queries) buildersData(ctx context.Context, window string) (*pdBuildersD
 		start := PerpdexWindowStart(window, now)
 		d := &pdBuildersData{firstSeen: map[string]time.Time{}}
 		var err error
-		if d.venue, _, d.first, err = q.venue(ctx, start, now); err != nil {
-			return nil, err
+		// The venue's volume is the route's, not part of the published boards.
+		if !q.publishOnly {
+			if d.venue, _, d.first, err = q.venue(ctx, start, now); err != nil {
+				return nil, err
+			}
 		}
 		if d.groups, err = q.builderBoard(ctx, start, now); err != nil {
 			return nil, err

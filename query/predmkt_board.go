@@ -188,13 +188,22 @@ func (q *Queries) predmktBoard(ctx context.Context) (*Board, error) {
 
 // PublishPredmktBoard makes the board of the current hour the cached one: read back
 // from the lake when it was published for this hour from the lake's current source
-// files, else computed and published. computed says which (`mdq rebuild` with nothing
-// due reads it back).
+// files, else computed and published. computed says which. A publish-only store does
+// not read a published board back: b is then nil.
 func (q *Queries) PublishPredmktBoard(ctx context.Context) (b *Board, computed bool, err error) {
 	return q.publishPredmktBoard(ctx)
 }
 
 func (q *Queries) publishPredmktBoard(ctx context.Context) (*Board, bool, error) {
+	if q.publishOnly {
+		// Published for this hour and these sources: nothing to do (see Options.PublishOnly).
+		_, path, err := q.predmktBoardFile(q.Now().Truncate(time.Hour))
+		if err != nil || fileExists(path) {
+			return nil, false, err
+		}
+		b, err := q.RebuildPredmktBoard(ctx)
+		return b, err == nil, err
+	}
 	b, err := q.loadBoard(ctx, q.Now().Truncate(time.Hour))
 	if err != nil {
 		return nil, false, err
@@ -490,6 +499,7 @@ func (q *Queries) loadBoard(ctx context.Context, hour time.Time) (*Board, error)
 	ctx, cancel := q.ctx(ctx)
 	defer cancel()
 	const op = "predmkt board load"
+	q.boardReads.Add(1)
 	rows, err := q.db.QueryContext(ctx, predmktBoardLoadSQL, path, hour)
 	if err != nil {
 		if ctx.Err() == nil {

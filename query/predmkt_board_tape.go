@@ -259,7 +259,12 @@ func (q *Queries) predmktTape(ctx context.Context) (*tapeIndex, error) {
 // (startup, benchmarks), without a request's deadline.
 func (q *Queries) WarmPredmkt(ctx context.Context) error {
 	step := q.warmSteps("predmkt")
-	if _, err := q.PredmktBoard(ctx); err != nil {
+	if q.publishOnly {
+		// Published (or computed) by PublishPredmktBoard, not read back here.
+		if _, _, err := q.PublishPredmktBoard(ctx); err != nil {
+			return err
+		}
+	} else if _, err := q.PredmktBoard(ctx); err != nil {
 		return err
 	}
 	step("board")
@@ -501,7 +506,8 @@ func (q *Queries) tapeDigestRows(ctx context.Context, t *lake.Table, f tapeFile,
 	board := tapeDigestBoard(rel)
 	rel = filepath.ToSlash(rel)
 	h := sha256.Sum256(fmt.Appendf(nil, "%s|%d|%d", rel, f.info.Size(), f.info.ModTime().UnixNano()))
-	return q.derivedRows(ctx, t, board, "src_"+hex.EncodeToString(h[:6]), -1, nil, query, append([]any{f.path}, args...)...)
+	// Read back in every store: the tape index is built from these digests.
+	return q.derivedRows(ctx, t, board, "src_"+hex.EncodeToString(h[:6]), -1, true, nil, query, append([]any{f.path}, args...)...)
 }
 
 // tapeDigestFile is tapeDigestRows for a digest read per request: the path of the

@@ -44,7 +44,7 @@ func newDemoCmd(cfg *Config) *cobra.Command {
 			// Every derived table, at the demo's end as the store clock, so that no serve
 			// or query has to build them first.
 			var derived strings.Builder
-			q, err := query.Open(cmd.Context(), cfg.Data, cfg.storeOptions(query.Options{Now: func() time.Time { return m.End }}))
+			q, err := query.Open(cmd.Context(), cfg.Data, cfg.storeOptions(query.Options{Now: func() time.Time { return m.End }, PublishOnly: true}))
 			if err != nil {
 				return err
 			}

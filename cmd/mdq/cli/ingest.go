@@ -58,7 +58,7 @@ func afterIngest(ctx context.Context, dir string, clock func() time.Time, out io
 	if clock == nil {
 		clock = time.Now
 	}
-	q, err := query.Open(ctx, dir, query.Options{Now: clock})
+	q, err := query.Open(ctx, dir, query.Options{Now: clock, PublishOnly: true})
 	if err != nil {
 		return err
 	}

@@ -90,7 +90,7 @@ func lakeCut(ctx context.Context, cfg *Config, t time.Time, out string, w io.Wri
 		return err
 	}
 	defer os.RemoveAll(spill) //nolint:errcheck
-	q, err := query.Open(ctx, tmp, cfg.storeOptions(query.Options{Now: func() time.Time { return at }, TempDir: spill}))
+	q, err := query.Open(ctx, tmp, cfg.storeOptions(query.Options{Now: func() time.Time { return at }, TempDir: spill, PublishOnly: true}))
 	if err != nil {
 		return err
 	}

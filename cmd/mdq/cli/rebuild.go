@@ -42,7 +42,7 @@ func newRebuildCmd(cfg *Config) *cobra.Command {
 			}
 			// debug shows each warm step's wall and CPU time.
 			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: lv}))
-			q, err := query.Open(cmd.Context(), cfg.Data, cfg.storeOptions(query.Options{Now: now, Logger: log}))
+			q, err := query.Open(cmd.Context(), cfg.Data, cfg.storeOptions(query.Options{Now: now, Logger: log, PublishOnly: true}))
 			if err != nil {
 				return err
 			}
@@ -106,12 +106,18 @@ func publishDerived(ctx context.Context, q *query.Queries, out io.Writer) error 
 	if err != nil {
 		return err
 	}
-	how := "read back"
-	if computed {
-		how = "computed"
+	if b == nil {
+		// A publish-only store leaves a published board in the lake.
+		fmt.Fprintf(out, "predmkt board for %s: published already (%s)\n",
+			q.Now().Truncate(time.Hour).Format(time.RFC3339), time.Since(start).Round(time.Millisecond))
+	} else {
+		how := "read back"
+		if computed {
+			how = "computed"
+		}
+		fmt.Fprintf(out, "predmkt board for %s: %d wallets (%d rows over all categories) %s in %s\n",
+			b.Hour.Format(time.RFC3339), len(b.Cats["all"]), b.Rows(), how, time.Since(start).Round(time.Millisecond))
 	}
-	fmt.Fprintf(out, "predmkt board for %s: %d wallets (%d rows over all categories) %s in %s\n",
-		b.Hour.Format(time.RFC3339), len(b.Cats["all"]), b.Rows(), how, time.Since(start).Round(time.Millisecond))
 	mark = cost.add(&cost.hour, mark)
 	// The tape index's per-file digests (published once per archive file version).
 	start = time.Now()
