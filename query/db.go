@@ -55,8 +55,9 @@ type Options struct {
 	// PublishOnly opens a store that publishes derived tables and serves nothing (mdq
 	// rebuild, the end of mdq demo, an ingest, a lake cut): a board it finds published or
 	// has just published is not read back into the Go-side serving state, which only a
-	// server's requests would read (a third of a large lake's hourly publication when
-	// its boards are published already, a tenth when it computes them; docs/PERFORMANCE.md).
+	// server's requests would read (on the large lake, an hour whose boards are published
+	// already costs 0.2 cpu-s instead of 40, one that computes them about 15% less;
+	// docs/PERFORMANCE.md).
 	// Its hourly caches hold empty values: such a store must not answer routes.
 	PublishOnly bool
 	// NoGoLimit leaves the Go heap limit alone (tests that open several stores).
