@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"mdq/internal/duckalloc"
 	"mdq/internal/testlake"
 	"mdq/query"
 )
@@ -96,6 +97,28 @@ func TestMemoryBudgetSplit(t *testing.T) {
 	}
 	if _, err := query.Open(context.Background(), dir, query.Options{Memory: 100 << 20, NoGoLimit: true}); err == nil {
 		t.Fatal("a 100 MB budget was accepted")
+	}
+}
+
+// TestStoreSetsAllocatorDecay: an open store has set the decay time of the allocator
+// DuckDB is linked with (query.AllocatorDecay) for an arena its queries used and as
+// the default of arenas made later, in place of jemalloc's 1 s.
+func TestStoreSetsAllocatorDecay(t *testing.T) {
+	q, err := query.Open(context.Background(), testlake.Tiny(t), query.Options{NoGoLimit: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	var n int64
+	if err := q.DB().QueryRowContext(context.Background(), "SELECT count(*) FROM predmkt_trades").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	want := query.AllocatorDecay.Milliseconds()
+	for _, arena := range []int{-1, 0} {
+		d, m, err := duckalloc.Decay(arena)
+		if err != nil || d != want || m != want {
+			t.Fatalf("arena %d: dirty %d ms, muzzy %d ms (%v), want %d", arena, d, m, err, want)
+		}
 	}
 }
 

@@ -1,0 +1,49 @@
+package duckalloc
+
+import (
+	"database/sql"
+	"testing"
+
+	_ "github.com/duckdb/duckdb-go/v2"
+)
+
+// TestSetDecayReadsBack: the decay times set are those jemalloc then reports, for an
+// arena DuckDB's threads already use and for the default of arenas made later; and a
+// query still runs (the allocator DuckDB uses is the one tuned).
+func TestSetDecayReadsBack(t *testing.T) {
+	if !Available() {
+		t.Fatal("duckdb-go is linked without its bundled jemalloc (duckdb_je_mallctl missing)")
+	}
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int64
+	// A query first, so that DuckDB's threads have arenas of their own.
+	if err := db.QueryRow("SELECT count(*) FROM range(1000000) GROUP BY range % 7 LIMIT 1").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	d0, _, err := Decay(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { SetDecay(d0) }) //nolint:errcheck // the package default again
+	for _, ms := range []int64{10_000, 2_500} {
+		if err := SetDecay(ms); err != nil {
+			t.Fatal(err)
+		}
+		for _, arena := range []int{-1, 0} {
+			d, m, err := Decay(arena)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d != ms || m != ms {
+				t.Fatalf("arena %d after SetDecay(%d): dirty %d, muzzy %d", arena, ms, d, m)
+			}
+		}
+		if err := db.QueryRow("SELECT sum(range) FROM range(1000000)").Scan(&n); err != nil || n != 499999500000 {
+			t.Fatalf("query after SetDecay(%d): %d, %v", ms, n, err)
+		}
+	}
+}
