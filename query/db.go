@@ -59,7 +59,7 @@ type Options struct {
 	// server's requests would read (on the large lake, an hour whose boards are published
 	// already costs 0.2 cpu-s instead of 40, one that computes them about 15% less;
 	// docs/PERFORMANCE.md).
-	// Its hourly caches hold empty values: such a store must not answer routes.
+	// Its routes answer ErrPublishOnly: a board it built is not kept, nor served empty.
 	PublishOnly bool
 	// NoGoLimit leaves the Go heap limit alone (tests that open several stores).
 	NoGoLimit bool

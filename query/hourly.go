@@ -2,6 +2,7 @@ package query
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 )
@@ -71,6 +72,7 @@ func (h *hourly[T]) get(ctx context.Context, q *Queries, key string, at time.Tim
 		}
 		h.mu.Unlock()
 		v, err := build(ctx, at)
+		v, err = publishedOnly(q, v, err)
 		if err == nil {
 			recordAsOf(ctx, at)
 			h.mu.Lock()
@@ -121,10 +123,14 @@ func (h *hourly[T]) run(ctx context.Context, q *Queries, key string, bl *hourBui
 		defer cancel()
 	}
 	bl.v, bl.err = build(ctx, bl.at)
+	bl.v, bl.err = publishedOnly(q, bl.v, bl.err)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.pending[key] == bl {
 		delete(h.pending, key)
+	}
+	if errors.Is(bl.err, ErrPublishOnly) {
+		return // published; nothing to keep
 	}
 	if bl.err != nil {
 		q.log.Error(h.name+" build", "key", key, "hour", bl.at, "err", bl.err)
@@ -133,4 +139,29 @@ func (h *hourly[T]) run(ctx context.Context, q *Queries, key string, bl *hourBui
 	if cur, ok := h.cur[key]; !ok || cur.sig != bl.sig || !bl.at.Before(cur.at) {
 		h.cur[key] = hourVal[T]{bl.at, bl.sig, bl.v}
 	}
+}
+
+// ErrPublishOnly is what a route gets from a publish-only store
+// (Options.PublishOnly): its board builds publish a board without reading the rows
+// back, so the value a build returns is empty and must not be served as an answer. It
+// is not kept either. The warms, which build boards only to publish them, take it as
+// success (warmed).
+var ErrPublishOnly = errors.New("a publish-only store answers no route (query.Options.PublishOnly)")
+
+// publishedOnly turns a publish-only store's successful build into ErrPublishOnly.
+func publishedOnly[T any](q *Queries, v T, err error) (T, error) {
+	if err == nil && q.publishOnly {
+		var zero T
+		return zero, ErrPublishOnly
+	}
+	return v, err
+}
+
+// warmed is a warm's view of a board it asked for: in a publish-only store
+// ErrPublishOnly means the board is published.
+func warmed(err error) error {
+	if errors.Is(err, ErrPublishOnly) {
+		return nil
+	}
+	return err
 }

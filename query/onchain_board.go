@@ -57,7 +57,7 @@ func (q *Queries) OnchainWarm(ctx context.Context) error {
 	for _, chain := range OnchainChains {
 		for _, w := range []string{"24h", "7d", "30d", "90d"} {
 			for _, smart := range []bool{false, true} {
-				if _, err := q.onchainScreenerBoard(ctx, chain, w, smart, at); err != nil {
+				if _, err := q.onchainScreenerBoard(ctx, chain, w, smart, at); warmed(err) != nil {
 					return err
 				}
 			}
@@ -66,25 +66,25 @@ func (q *Queries) OnchainWarm(ctx context.Context) error {
 	step("screener boards")
 	for _, chain := range []string{"ethereum", "bsc"} {
 		for _, w := range []string{"24h", "7d", "30d", "90d", "all"} {
-			if _, err := q.OnchainDiscover(ctx, OnchainDiscoverParams{Chain: chain, Window: w, Sort: "volume", Order: "desc", Size: 1}); err != nil {
+			if _, err := q.OnchainDiscover(ctx, OnchainDiscoverParams{Chain: chain, Window: w, Sort: "volume", Order: "desc", Size: 1}); warmed(err) != nil {
 				return err
 			}
 		}
 	}
 	step("discover boards")
 	for _, chain := range OnchainChains {
-		if _, err := q.onchainTracePairs(ctx, chain, "30d"); err != nil {
+		if _, err := q.onchainTracePairs(ctx, chain, "30d"); warmed(err) != nil {
 			return err
 		}
 	}
 	step("trace pair boards")
 	for _, chain := range OnchainChains {
-		if _, err := q.OnchainTokenHolders(ctx, chain, OnchainZeroAddress, 1); err != nil {
+		if _, err := q.OnchainTokenHolders(ctx, chain, OnchainZeroAddress, 1); warmed(err) != nil {
 			return err
 		}
 		for _, period := range []string{"1h", "24h", "7d", "30d"} {
 			if _, err := q.tokenTransfersFromBoard(ctx, OnchainTokenTransfersParams{
-				Token: OnchainZeroAddress, Chain: chain, Period: period, Tab: "sold"}); err != nil {
+				Token: OnchainZeroAddress, Chain: chain, Period: period, Tab: "sold"}); warmed(err) != nil {
 				return err
 			}
 		}
@@ -92,5 +92,5 @@ func (q *Queries) OnchainWarm(ctx context.Context) error {
 	step("holders and transfers boards")
 	_, err := q.OnchainLabelsBatch(ctx, []string{OnchainZeroAddress})
 	step("labels board")
-	return err
+	return warmed(err)
 }

@@ -239,7 +239,7 @@ func (q *Queries) PerpdexWarm(ctx context.Context) error {
 	}
 	step("closed trades publication check")
 	for _, w := range PerpdexWindowNames {
-		if _, err := q.perpdexBoardOf(ctx, w); err != nil {
+		if _, err := q.perpdexBoardOf(ctx, w); warmed(err) != nil {
 			return err
 		}
 		step("leaderboard " + w)

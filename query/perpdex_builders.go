@@ -313,7 +313,7 @@ func (q *Queries) buildersData(ctx context.Context, window string) (*pdBuildersD
 // perpdexWarmBuilders builds the builders route's figures of every window.
 func (q *Queries) perpdexWarmBuilders(ctx context.Context) error {
 	for _, w := range PerpdexWindowNames {
-		if _, _, err := q.buildersData(ctx, w); err != nil {
+		if _, _, err := q.buildersData(ctx, w); warmed(err) != nil {
 			return err
 		}
 	}

@@ -151,6 +151,9 @@ func BoardTags(e *BoardEntry) []string {
 // written to the lake. While another request rebuilds, the previous hour's board is
 // served rather than waited for.
 func (q *Queries) PredmktBoard(ctx context.Context) (*Board, error) {
+	if q.publishOnly {
+		return nil, ErrPublishOnly // it publishes the board (PublishPredmktBoard), never reads it back
+	}
 	b, err := q.predmktBoard(ctx)
 	if err == nil {
 		recordAsOf(ctx, b.Hour)

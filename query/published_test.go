@@ -2,6 +2,7 @@ package query
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -130,6 +131,40 @@ func TestPublishOnlyStorePublishesWithoutReadBack(t *testing.T) {
 	publish(s)
 	if s.boardReads.Load() == 0 {
 		t.Fatal("the serving store read no published file back: the count counts nothing")
+	}
+	// The publish-only store's routes answer ErrPublishOnly, never the empty boards its
+	// builds return; the serving store's the same routes answer.
+	routes := map[string]func(*Queries) error{
+		"predmkt board": func(q *Queries) error { _, err := q.PredmktBoard(ctx); return err },
+		"perpdex leaderboard": func(q *Queries) error {
+			_, err := q.perpdexBoardOf(ctx, "30d")
+			return err
+		},
+		"perpdex builders": func(q *Queries) error { _, _, err := q.buildersData(ctx, "7d"); return err },
+		"onchain discover": func(q *Queries) error {
+			_, err := q.OnchainDiscover(ctx, OnchainDiscoverParams{Chain: "ethereum", Window: "30d", Sort: "volume", Order: "desc", Size: 10})
+			return err
+		},
+		"onchain screener": func(q *Queries) error {
+			_, err := q.onchainScreenerBoard(ctx, "ethereum", "7d", false, ocBoardHour(now))
+			return err
+		},
+		"onchain holders": func(q *Queries) error {
+			_, err := q.OnchainTokenHolders(ctx, "ethereum", OnchainZeroAddress, 5)
+			return err
+		},
+		"onchain labels": func(q *Queries) error {
+			_, err := q.OnchainLabelsBatch(ctx, []string{OnchainZeroAddress})
+			return err
+		},
+	}
+	for name, route := range routes {
+		if err := route(q); !errors.Is(err, ErrPublishOnly) {
+			t.Errorf("%s from the publish-only store: %v, want ErrPublishOnly", name, err)
+		}
+		if err := route(s); err != nil {
+			t.Errorf("%s from the serving store: %v", name, err)
+		}
 	}
 
 	// The same files (the built names hold a hash of the sources' modification times,
