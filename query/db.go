@@ -196,10 +196,11 @@ func Open(ctx context.Context, dir string, opt Options) (*Queries, error) {
 // one request are reused by the next ones. Large lake, busiest 100 ethereum wallets,
 // 200 requests, interleaved runs (go test ./handlers -bench
 // 'BenchmarkOnchain(Wallet|Transactions|Compare)$/http' -benchtime 200x): p99
-// 34.8-45.3 -> 29.2-31.7 ms (wallet), 29.7-36.3 -> 23.6-25.8 (transactions),
+// 34.8-45.3 -> 29.2-30.1 ms (wallet), 29.7-36.3 -> 23.7-25.8 (transactions),
 // 52.5-60.5 -> 46.1-49.1 (compare). Idle, the pages still go back within 10 s; what
-// they can add to RSS meanwhile is bounded by DuckDB's own peak, which its
-// memory_limit bounds.
+// they can add to RSS meanwhile is at most the peak of what DuckDB allocated through
+// jemalloc (its memory_limit bounds the buffer-managed part of that), and the large
+// lake's peak RSS under load stayed under 4 GB (docs/PERFORMANCE.md).
 const AllocatorDecay = 10 * time.Second
 
 // The allocator is the process's, shared by every store: it is tuned once.
