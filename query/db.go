@@ -157,10 +157,6 @@ func Open(ctx context.Context, dir string, opt Options) (*Queries, error) {
 		// memory limit across connections, so this does not multiply either.
 		n = 2 * runtime.NumCPU()
 	}
-	allocatorOnce.Do(func() { allocatorErr = duckalloc.SetDecay(AllocatorDecay.Milliseconds()) })
-	if allocatorErr != nil {
-		return nil, allocatorErr
-	}
 	db, walletDB, err := openPools(dsn, n)
 	if err != nil {
 		return nil, err
@@ -180,6 +176,15 @@ func Open(ctx context.Context, dir string, opt Options) (*Queries, error) {
 	if q.log == nil {
 		q.log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
+	allocatorOnce.Do(func() {
+		// A tuning, not a requirement: without it DuckDB keeps jemalloc's 1 s, or the
+		// system allocator where it does not bundle jemalloc (not Linux).
+		if err := duckalloc.SetDecay(AllocatorDecay.Milliseconds()); errors.Is(err, duckalloc.ErrUnavailable) {
+			q.log.Debug("DuckDB's allocator is not its bundled jemalloc: not tuned")
+		} else if err != nil {
+			q.log.Warn("DuckDB's allocator keeps its default decay", "err", err)
+		}
+	})
 	if err := q.Reload(ctx); err != nil {
 		walletDB.Close()
 		db.Close()
@@ -204,10 +209,7 @@ func Open(ctx context.Context, dir string, opt Options) (*Queries, error) {
 const AllocatorDecay = 10 * time.Second
 
 // The allocator is the process's, shared by every store: it is tuned once.
-var (
-	allocatorOnce sync.Once
-	allocatorErr  error
-)
+var allocatorOnce sync.Once
 
 // openPools opens one DuckDB database and two connection pools on it, n connections
 // each: db for everything, and walletDB for the per-wallet SQL, whose connections keep

@@ -1,6 +1,5 @@
-// Package duckalloc tunes the allocator DuckDB is linked with: the jemalloc that
-// duckdb-go's static library bundles (its symbols prefixed duckdb_je_), through
-// jemalloc's own control interface, mallctl.
+//go:build linux && cgo
+
 package duckalloc
 
 /*
@@ -9,8 +8,8 @@ package duckalloc
 #include <stdlib.h>
 #include <sys/types.h>
 
-// Weak: a DuckDB build without the bundled jemalloc leaves it NULL (Available reports
-// false) instead of failing to link.
+// Weak: a DuckDB build without the bundled jemalloc (DuckDB bundles it on Linux only)
+// leaves it NULL, so Available reports false instead of the link failing.
 extern int duckdb_je_mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t newlen) __attribute__((weak));
 
 static int mdq_have(void) { return duckdb_je_mallctl != NULL; }
@@ -48,7 +47,7 @@ func Available() bool { return C.mdq_have() != 0 }
 // for the arenas that exist now and, as the default, for those made later.
 func SetDecay(ms int64) error {
 	if !Available() {
-		return fmt.Errorf("duckalloc: DuckDB is not linked with its bundled jemalloc")
+		return ErrUnavailable
 	}
 	for _, name := range []string{"arenas.dirty_decay_ms", "arenas.muzzy_decay_ms"} {
 		if err := setSsize(name, ms); err != nil {
@@ -95,7 +94,7 @@ func setSsize(name string, v int64) error {
 // ctl runs one mallctl call on name; a non-zero result is an errno.
 func ctl(name string, call func(*C.char) C.int) error {
 	if !Available() {
-		return fmt.Errorf("duckalloc: DuckDB is not linked with its bundled jemalloc")
+		return ErrUnavailable
 	}
 	c := C.CString(name)
 	defer C.free(unsafe.Pointer(c))
