@@ -3,7 +3,6 @@
 package duckalloc
 
 /*
-#include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <sys/types.h>
@@ -44,7 +43,8 @@ func Available() bool { return C.mdq_have() != 0 }
 
 // SetDecay sets how long jemalloc keeps pages DuckDB has freed before it hands them
 // back to the kernel (its dirty and muzzy decay times, in milliseconds; -1 never):
-// for the arenas that exist now and, as the default, for those made later.
+// for the arenas that exist now and, as the default, for those made later, except the
+// arena of huge allocations, which purges at once.
 func SetDecay(ms int64) error {
 	if !Available() {
 		return ErrUnavailable
@@ -59,10 +59,21 @@ func SetDecay(ms int64) error {
 		return err
 	}
 	for i := 0; i < int(n); i++ {
+		switch d, _, err := Decay(i); {
+		case errors.Is(err, syscall.EFAULT):
+			// Not initialised, no thread has used it yet: it takes the default set above
+			// when one does.
+			continue
+		case err != nil:
+			return err
+		case d == 0:
+			// An arena that purges at once: jemalloc's arena for huge allocations (from
+			// 256 MB in DuckDB), made with decay 0 whatever the default, since such
+			// allocations are few and seldom reused. It stays so.
+			continue
+		}
 		for _, kind := range []string{"dirty", "muzzy"} {
-			// An arena no thread has used yet is not initialised (EFAULT): it takes the
-			// default set above when it is.
-			if err := setSsize(fmt.Sprintf("arena.%d.%s_decay_ms", i, kind), ms); err != nil && !errors.Is(err, syscall.EFAULT) {
+			if err := setSsize(fmt.Sprintf("arena.%d.%s_decay_ms", i, kind), ms); err != nil {
 				return err
 			}
 		}

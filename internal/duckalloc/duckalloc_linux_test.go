@@ -4,6 +4,8 @@ package duckalloc
 
 import (
 	"database/sql"
+	"errors"
+	"syscall"
 	"testing"
 
 	_ "github.com/duckdb/duckdb-go/v2"
@@ -47,5 +49,50 @@ func TestSetDecayReadsBack(t *testing.T) {
 		if err := db.QueryRow("SELECT sum(range) FROM range(1000000)").Scan(&n); err != nil || n != 499999500000 {
 			t.Fatalf("query after SetDecay(%d): %d, %v", ms, n, err)
 		}
+	}
+}
+
+// TestSetDecayLeavesTheHugeArena: jemalloc's arena for huge allocations (256 MB and
+// more in DuckDB) purges at once; SetDecay, called after DuckDB made one, leaves it so
+// and sets every other initialised arena.
+func TestSetDecayLeavesTheHugeArena(t *testing.T) {
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	// One list of 40 M BIGINTs is one allocation of about 320 MB.
+	var n int64
+	if err := db.QueryRow("SELECT len(list(range)) FROM range(40000000)").Scan(&n); err != nil || n != 40_000_000 {
+		t.Fatalf("%d, %v", n, err)
+	}
+	d0, _, err := Decay(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { SetDecay(d0) }) //nolint:errcheck // the package default again
+	if err := SetDecay(7_000); err != nil {
+		t.Fatal(err)
+	}
+	var set, huge int
+	for i := 0; i < 4096; i++ { // bounded: past the last arena mallctl answers an error
+		d, m, err := Decay(i)
+		if errors.Is(err, syscall.EFAULT) {
+			continue // not initialised
+		}
+		if err != nil {
+			break // past the last arena
+		}
+		switch {
+		case d == 0 && m == 0:
+			huge++
+		case d == 7_000 && m == 7_000:
+			set++
+		default:
+			t.Fatalf("arena %d: dirty %d ms, muzzy %d ms", i, d, m)
+		}
+	}
+	if huge != 1 || set == 0 {
+		t.Fatalf("%d arenas purging at once (want the huge one), %d set", huge, set)
 	}
 }
