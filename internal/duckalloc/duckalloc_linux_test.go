@@ -15,24 +15,9 @@ import (
 // arena DuckDB's threads already use and for the default of arenas made later; and a
 // query still runs (the allocator DuckDB uses is the one tuned).
 func TestSetDecayReadsBack(t *testing.T) {
-	if !Available() {
-		t.Fatal("duckdb-go is linked without its bundled jemalloc (duckdb_je_mallctl missing)")
-	}
-	db, err := sql.Open("duckdb", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	var n int64
 	// A query first, so that DuckDB's threads have arenas of their own.
-	if err := db.QueryRow("SELECT count(*) FROM range(1000000) GROUP BY range % 7 LIMIT 1").Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	d0, _, err := Decay(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { SetDecay(d0) }) //nolint:errcheck // the package default again
+	db, _ := afterQuery(t, "SELECT count(*) FROM range(1000000) GROUP BY range % 7 LIMIT 1")
+	var n int64
 	for _, ms := range []int64{10_000, 2_500} {
 		if err := SetDecay(ms); err != nil {
 			t.Fatal(err)
@@ -56,21 +41,10 @@ func TestSetDecayReadsBack(t *testing.T) {
 // more in DuckDB) purges at once; SetDecay, called after DuckDB made one, leaves it so
 // and sets every other initialised arena.
 func TestSetDecayLeavesTheHugeArena(t *testing.T) {
-	db, err := sql.Open("duckdb", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	// One list of 40 M BIGINTs is one allocation of about 320 MB.
-	var n int64
-	if err := db.QueryRow("SELECT len(list(range)) FROM range(40000000)").Scan(&n); err != nil || n != 40_000_000 {
-		t.Fatalf("%d, %v", n, err)
+	if _, n := afterQuery(t, "SELECT len(list(range)) FROM range(40000000)"); n != 40_000_000 {
+		t.Fatalf("list of %d", n)
 	}
-	d0, _, err := Decay(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { SetDecay(d0) }) //nolint:errcheck // the package default again
 	if err := SetDecay(7_000); err != nil {
 		t.Fatal(err)
 	}
@@ -95,4 +69,28 @@ func TestSetDecayLeavesTheHugeArena(t *testing.T) {
 	if huge != 1 || set == 0 {
 		t.Fatalf("%d arenas purging at once (want the huge one), %d set", huge, set)
 	}
+}
+
+// afterQuery opens an in-memory DuckDB, runs query on it (its one BIGINT is returned)
+// and restores the decay of arena 0 at the end of the test.
+func afterQuery(t *testing.T, query string) (*sql.DB, int64) {
+	t.Helper()
+	if !Available() {
+		t.Fatal("duckdb-go is linked without its bundled jemalloc (duckdb_je_mallctl missing)")
+	}
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	var n int64
+	if err := db.QueryRow(query).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	d0, _, err := Decay(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { SetDecay(d0) }) //nolint:errcheck // the package default again
+	return db, n
 }
