@@ -176,15 +176,7 @@ func Open(ctx context.Context, dir string, opt Options) (*Queries, error) {
 	if q.log == nil {
 		q.log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
-	allocatorOnce.Do(func() {
-		// A tuning, not a requirement: without it DuckDB keeps jemalloc's 1 s, or the
-		// system allocator where it does not bundle jemalloc (not Linux).
-		if err := duckalloc.SetDecay(AllocatorDecay.Milliseconds()); errors.Is(err, duckalloc.ErrUnavailable) {
-			q.log.Debug("DuckDB's allocator is not its bundled jemalloc: not tuned")
-		} else if err != nil {
-			q.log.Warn("DuckDB's allocator keeps its default decay", "err", err)
-		}
-	})
+	TuneAllocator(q.log)
 	if err := q.Reload(ctx); err != nil {
 		walletDB.Close()
 		db.Close()
@@ -208,8 +200,27 @@ func Open(ctx context.Context, dir string, opt Options) (*Queries, error) {
 // lake's peak RSS under load stayed under 4 GB (docs/PERFORMANCE.md).
 const AllocatorDecay = 10 * time.Second
 
-// The allocator is the process's, shared by every store: it is tuned once.
 var allocatorOnce sync.Once
+
+// TuneAllocator gives the allocator DuckDB is linked with AllocatorDecay, once per
+// process. That allocator is the process's: every DuckDB database in it shares it (the
+// store's, and those the lake writer, the ingest loaders and the archive manifest open
+// for themselves), so the CLI calls this as it starts, and Open calls it for a store
+// opened without the CLI. A tuning, not a requirement: without it DuckDB keeps
+// jemalloc's 1 s, or the system allocator where it does not bundle jemalloc (not
+// Linux). log nil: slog's default logger.
+func TuneAllocator(log *slog.Logger) {
+	allocatorOnce.Do(func() {
+		if log == nil {
+			log = slog.Default()
+		}
+		if err := duckalloc.SetDecay(AllocatorDecay.Milliseconds()); errors.Is(err, duckalloc.ErrUnavailable) {
+			log.Debug("DuckDB's allocator is not its bundled jemalloc: not tuned")
+		} else if err != nil {
+			log.Warn("DuckDB's allocator keeps its default decay", "err", err)
+		}
+	})
+}
 
 // openPools opens one DuckDB database and two connection pools on it, n connections
 // each: db for everything, and walletDB for the per-wallet SQL, whose connections keep

@@ -74,6 +74,9 @@ func NewRoot(version string, stdin io.Reader) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			// Before any command's DuckDB work (the demo's and the ingests' writers
+			// run before any store is opened, if one is).
+			query.TuneAllocator(nil)
 			return cfg.Validate()
 		},
 	}
