@@ -108,7 +108,7 @@ var OnchainDiscoverBoard = boardTable("onchain_discover_board", "onchain", "onch
 
 // OnchainTracePairsBoard is sql/onchain/trace_pairs.sql's result. board = chain.window.
 var OnchainTracePairsBoard = boardTable("onchain_trace_pairs_board", "onchain", "onchain/boards/trace_pairs",
-	"every (wallet, counterparty) pair of one chain over one window, ranked (sql/onchain/trace_pairs.sql); board = chain.window.",
+	"the (wallet, counterparty) pairs of one chain over one window, each wallet's ranked by pair volume and cut to its first 10 (the widest hop; sql/onchain/trace_pairs.sql); board = chain.window.",
 	[]string{"/v1/onchain/wallets/{address}/trace"},
 	Column{"wallet", "VARCHAR", "0x hex", ""},
 	Column{"counterparty", "VARCHAR", "0x hex", ""},

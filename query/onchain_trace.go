@@ -113,7 +113,7 @@ func (q *Queries) tracePairsFile(ctx context.Context, chain, window string, at t
 		return "", &StoreError{Op: "onchain trace", Err: err}
 	}
 	return q.derivedFile(ctx, lake.OnchainTracePairsBoard, chain+"."+window, boardBuilt(at, sig), BoardHoursKept,
-		nil, onchainTracePairsSQL, chain, since, until)
+		nil, onchainTracePairsSQL, chain, since, until, OnchainTraceMaxWidth)
 }
 
 func (q *Queries) buildTracePairs(ctx context.Context, chain, window string, at time.Time) (*tracePairs, error) {
