@@ -225,7 +225,9 @@ func BenchmarkOnchainTraceDepth5Width10(b *testing.B) {
 	})
 	// The route reads the hourly pair board this SQL builds (one per chain and window).
 	b.Run("sql", func(b *testing.B) {
-		ocP99(b, func(i int) { s.sql(b, "onchain/trace_pairs.sql", "ethereum", s.us(30*day), s.us(0), query.OnchainTraceMaxWidth) })
+		ocP99(b, func(i int) {
+			s.sql(b, "onchain/trace_pairs.sql", "ethereum", s.us(30*day), s.us(0), query.OnchainTraceMaxWidth)
+		})
 	})
 }
 
