@@ -265,12 +265,18 @@ func TestPerpdexTradesIndexRefreshSeesNewFills(t *testing.T) {
 	q := openQueries(t, dir)
 	h := (&handlers.API{Q: q}).Handler()
 
+	pdCheckIndexEqualsSQL(t, q, h, w, []string{"BTC"}, true)
+	// The summary read last before the write: a store that is not serving stale checks
+	// the fills at most once a second and publishes what changed (perpdexEnsure), so
+	// the stale answer below is asked within that second of this one (the write
+	// between them is two rows). Asked before the comparison above, the gap could pass
+	// a second on a loaded machine (the test failed once with two test runs at once),
+	// and the store then published the new fills before the stale request.
 	var before query.TradesSummary
 	pdGetJSON(t, h, "/v1/perpdex/wallets/"+w+"/trades/summary", &before)
 	if before.Overall.TradeCount != 2 || before.Overall.OpenTradeCount != 1 {
 		t.Fatalf("before: %+v", before.Overall)
 	}
-	pdCheckIndexEqualsSQL(t, q, h, w, []string{"BTC"}, true)
 
 	// New fills on the store's day: W closes BTC; V trades for the first time.
 	now := testlake.Now()
