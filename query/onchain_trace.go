@@ -73,13 +73,12 @@ const OnchainTraceMaxWidth = 10
 
 // tracePairs is what a hop can read of the hourly pair board of one (chain, window):
 // each wallet's first OnchainTraceMaxWidth pairs in rank order (a hop takes a prefix of
-// them), addresses interned to ids, in one flat slice. The board itself (every pair of
-// the window, hundreds of megabytes on a large lake) stays in its published Parquet
-// file; DuckDB cuts each wallet's ranking to its head while reading it (a fifth of the
-// rows on the medium lake). Reading the hops per request from the file instead costs a
-// scan of most of its row groups per hop (a frontier's wallets are spread over the
-// whole wallet order): 0.8 s for depth 5 width 10 on the medium lake, against 250 ms
-// allowed.
+// them), addresses interned to ids, in one flat slice. The board is published cut to
+// those heads (trace_pairs.sql; before 2026-11-28 it held every pair of the window,
+// which trace_heads.sql still cuts while reading). Reading the hops per request from the
+// file instead costs a scan of most of its row groups per hop (a frontier's wallets are
+// spread over the whole wallet order): 0.8 s for depth 5 width 10 on the medium lake,
+// against 250 ms allowed.
 type tracePairs struct {
 	ids   map[string]int32
 	names []string

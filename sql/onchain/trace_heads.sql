@@ -4,7 +4,9 @@
 -- takes the first pairs of a wallet that clear its floor, never more than the widest
 -- width, and volumes only fall along a ranking, so that is always a prefix of the head.
 -- File order is kept (it is the ranking; the volumes cast to DOUBLE may tie where the
--- exact sums did not).
+-- exact sums did not). trace_pairs.sql publishes boards already cut to OnchainTraceMaxWidth
+-- pairs a wallet, so with that width this keeps every row; boards published before it
+-- did (every pair of the window) are cut here.
 -- A wallet's rows are contiguous (the board is written ordered by wallet), so its head
 -- is the rows less than `width` after its first row: the first rows are found by one
 -- grouping of the wallet column (80 k wallets on a large chain) and joined back, where
