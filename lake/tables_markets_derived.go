@@ -16,6 +16,18 @@ var marketDayColumns = []Column{
 	{"last_price", "DOUBLE", "probability", "price of that fill"},
 }
 
+var walletDayColumns = []Column{
+	{"wallet", "VARCHAR", "0x hex", "proxy wallet"},
+	{"condition_id", "VARCHAR", "0x hex", "market"},
+	{"vol", "BIGINT", "micro-USD", "sum of the fills' usd, each rounded to the micro-dollar"},
+	{"n", "BIGINT", "", "fills"},
+	{"cash", "BIGINT", "micro-USD", "sells minus buys, each fill rounded"},
+	{"net0", "BIGINT", "micro-shares", "shares of outcome 0 bought minus sold, each fill rounded"},
+	{"net1", "BIGINT", "micro-shares", "shares of outcome 1 bought minus sold, each fill rounded"},
+	{"first_ts", "BIGINT", "epoch ms", "first fill of the partition"},
+	{"last_ts", "BIGINT", "epoch ms", "last fill of the partition"},
+}
+
 var (
 	// PredmktMarketDays is the taker tape summed per outcome token and day: the market
 	// list sums the complete days from it (and takes each token's last price from the
@@ -55,20 +67,21 @@ var (
 	// window's start from it, and reads raw fills only for the few days those cut.
 	PredmktWalletDays = Register(&Table{
 		Name: "predmkt_wallet_days", Area: "predmkt", Prefix: "predmkt/wallet_days", Partitions: []string{"date"}, File: "wallet_days.parquet", Derived: true,
-		Doc: "Derived from predmkt_trades, one partition per trades partition: every fill with a ts (taker and maker) summed per wallet and market, money and shares as integer micro-units. Sorted by wallet, condition_id.",
-		Columns: []Column{
-			{"wallet", "VARCHAR", "0x hex", "proxy wallet"},
-			{"condition_id", "VARCHAR", "0x hex", "market"},
-			{"vol", "BIGINT", "micro-USD", "sum of the fills' usd, each rounded to the micro-dollar"},
-			{"n", "BIGINT", "", "fills"},
-			{"cash", "BIGINT", "micro-USD", "sells minus buys, each fill rounded"},
-			{"net0", "BIGINT", "micro-shares", "shares of outcome 0 bought minus sold, each fill rounded"},
-			{"net1", "BIGINT", "micro-shares", "shares of outcome 1 bought minus sold, each fill rounded"},
-			{"first_ts", "BIGINT", "epoch ms", "first fill of the partition"},
-			{"last_ts", "BIGINT", "epoch ms", "last fill of the partition"},
-		},
-		SortBy: []string{"wallet", "condition_id"},
-		Routes: []string{"/v1/predmkt/leaderboard", "/v1/predmkt/smart_money", "/v1/predmkt/wallets/{address}"},
+		Doc:     "Derived from predmkt_trades, one partition per trades partition: every fill with a ts (taker and maker) summed per wallet and market, money and shares as integer micro-units. Sorted by wallet, condition_id.",
+		Columns: walletDayColumns,
+		SortBy:  []string{"wallet", "condition_id"},
+		Routes:  []string{"/v1/predmkt/leaderboard", "/v1/predmkt/smart_money", "/v1/predmkt/wallets/{address}"},
+	})
+	// PredmktWalletTotals is predmkt_wallet_days summed from the first day through a
+	// date: a checkpoint of every (wallet, market)'s lifetime sums, so the hourly board
+	// reads one file for the days before its 30-day window instead of every one of them
+	// (query/predmkt_wallet_totals.go). Only the dates a board hour needs are kept.
+	PredmktWalletTotals = Register(&Table{
+		Name: "predmkt_wallet_totals", Area: "predmkt", Prefix: "predmkt/wallet_totals", Partitions: []string{"date"}, File: "wallet_totals.parquet", Derived: true,
+		Doc:     "Derived from predmkt_wallet_days: per wallet and market, the fills of every trades partition up to and including date, summed (an earlier date's totals plus the days after it). Written for the newest date wholly before the 30-day window of the board hour it is published at; the newest two are kept. Sorted by wallet, condition_id.",
+		Columns: walletDayColumns,
+		SortBy:  []string{"wallet", "condition_id"},
+		Routes:  []string{"/v1/predmkt/leaderboard"},
 	})
 	// PerpdexLiquidations is the liquidation fills of perpdex_fills only, sorted by time
 	// so that the newest-first page reads the newest row groups.

@@ -87,6 +87,13 @@ func (q *Queries) PublishDayTables(ctx context.Context) ([]DayPublication, error
 			return out, err
 		}
 		out = append(out, p)
+		if d == predmktWalletDays {
+			t, err := q.publishWalletTotals(ctx)
+			if err != nil {
+				return out, err
+			}
+			out = append(out, t)
+		}
 		if d == predmktMarketDays {
 			t, err := q.publishMarketTotals(ctx)
 			if err != nil {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -248,18 +249,27 @@ func (q *Queries) computeBoard(ctx context.Context, hour time.Time) (*Board, err
 	q.boardState().computes.Add(1)
 	// The board is as of the start of its hour (built_ts), whenever in the hour it is
 	// computed, so every process and `mdq rebuild` build the same rows for one hour.
-	days, raw, err := q.predmktBoardPlan(hour.UnixMilli())
-	if err != nil {
-		return nil, &StoreError{Op: op, Err: err}
-	}
-	b := newBoard(hour)
-	for _, p := range predmktBoardPasses {
-		if err := q.scanBoardRows(ctx, b, predmktBoardSQL, hour.UnixMilli(), days, raw, p[0], p[1]); err != nil {
+	for try := 0; ; try++ {
+		days, raw, err := q.predmktBoardPlan(hour.UnixMilli())
+		if err != nil {
+			return nil, &StoreError{Op: op, Err: err}
+		}
+		b := newBoard(hour)
+		for _, p := range predmktBoardPasses {
+			if err = q.scanBoardRows(ctx, b, predmktBoardSQL, hour.UnixMilli(), days, raw, p[0], p[1]); err != nil {
+				break
+			}
+		}
+		if err == nil {
+			b.finish()
+			return b, nil
+		}
+		// A publication of another process may have pruned the totals this plan listed
+		// (predmkt_wallet_totals.go keeps two dates): plan once more.
+		if try > 0 || ctx.Err() != nil || !anyGone(strings.Split(days, fileSep)) {
 			return nil, err
 		}
 	}
-	b.finish()
-	return b, nil
 }
 
 // predmktBoardPasses are the wallet ranges [lo, hi) board.sql is run over, one pass
@@ -322,7 +332,8 @@ func (q *Queries) scanBoardRows(ctx context.Context, b *Board, query string, arg
 // predmktBoardPlan picks what board.sql reads for the clock now (epoch ms), as its $2
 // and $3: the predmkt_wallet_days partitions of the trades dates whose fills all lie at
 // or before now and, for each window, all inside or all outside it (their sums stand in
-// for the fills), and the trades partitions of the other dates holding a fill at or
+// for the fills; the dates up to the newest current predmkt_wallet_totals wholly
+// before every window come as that one file, of the same columns), and the trades partitions of the other dates holding a fill at or
 // before now (the days the clock and the windows' starts cut, and any date whose
 // partition was not published from the trades file now in the lake). The listing and
 // the sidecar are read afresh, not the request path's cached ones: the board is
@@ -336,8 +347,17 @@ func (q *Queries) predmktBoardPlan(now int64) (days, raw string, err error) {
 	if err != nil {
 		return "", "", err
 	}
+	// The days up to the newest current totals wholly before the widest window come
+	// from those totals, one file (predmkt_wallet_totals.go).
+	upTo, totals, err := q.walletTotalsFor(src, now)
+	if err != nil {
+		return "", "", err
+	}
 	var ds, rs []string
 	for date, f := range src {
+		if date <= upTo {
+			continue
+		}
 		e, ok := done[date]
 		ok = ok && e.Sig == f.sig && (e.Rows == 0 || e.Span)
 		switch {
@@ -353,6 +373,9 @@ func (q *Queries) predmktBoardPlan(now int64) (days, raw string, err error) {
 	dayFiles, err := q.partitionFiles(lake.PredmktWalletDays, ds)
 	if err != nil {
 		return "", "", err
+	}
+	if totals != "" {
+		dayFiles = append([]string{totals}, dayFiles...)
 	}
 	rawFiles := make([]string, len(rs))
 	for i, d := range rs {

@@ -3,7 +3,9 @@
 -- and lifetime figures count only fills and resolutions at or before $1 (no lookahead
 -- when the store clock is in the past of the lake).
 -- $2 the predmkt_wallet_days partitions of the trades dates wholly at or before $1 and
--- each wholly inside or outside every window, $3 the predmkt_trades partitions of the
+-- each wholly inside or outside every window (with, for the dates up to one wholly
+-- before every window, the one predmkt_wallet_totals file of their sums instead: same
+-- columns, and its rows fall outside every window as each day's would), $3 the predmkt_trades partitions of the
 -- other dates that hold a fill at or before $1 (the one or few days the clock and the
 -- windows' starts cut, and any day not yet published), both separated by chr(31) and
 -- never empty (query/file_lists.go): the planner (predmktBoardPlan in
