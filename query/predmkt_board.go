@@ -333,11 +333,12 @@ func (q *Queries) scanBoardRows(ctx context.Context, b *Board, query string, arg
 // and $3: the predmkt_wallet_days partitions of the trades dates whose fills all lie at
 // or before now and, for each window, all inside or all outside it (their sums stand in
 // for the fills; the dates up to the newest current predmkt_wallet_totals wholly
-// before every window come as that one file, of the same columns), and the trades partitions of the other dates holding a fill at or
-// before now (the days the clock and the windows' starts cut, and any date whose
-// partition was not published from the trades file now in the lake). The listing and
-// the sidecar are read afresh, not the request path's cached ones: the board is
-// published under the signature of the files it read, taken just before.
+// before every window come as that one file, of the same columns), and the trades
+// partitions of the other dates holding a fill at or before now (the days the clock
+// and the windows' starts cut, and any date whose partition was not published from the
+// trades file now in the lake). The listing and the sidecar are read afresh, not the
+// request path's cached ones: the board is published under the signature of the files
+// it read, taken just before.
 func (q *Queries) predmktBoardPlan(now int64) (days, raw string, err error) {
 	src, err := datePartitions(q.dir, lake.PredmktTrades)
 	if err != nil {

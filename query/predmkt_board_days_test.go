@@ -134,9 +134,18 @@ func TestPredmktBoardDaysSameAsRaw(t *testing.T) {
 	publish()
 	checkBoardSameAsRaw(t, q, "new and late day published", 3)
 
-	// A corrected day: amounts changed, fills dropped.
-	rel, _ := lake.PredmktTrades.Path(end.AddDate(0, 0, -1).Format("2006-01-02"))
-	file := filepath.Join(dir, filepath.FromSlash(rel))
+	correctTradesDay(t, q, end.AddDate(0, 0, -1).Format("2006-01-02"))
+	checkBoardSameAsRaw(t, q, "corrected day, not yet published", -1)
+	publish()
+	checkBoardSameAsRaw(t, q, "corrected day published", 3)
+}
+
+// correctTradesDay replaces the predmkt_trades file of date with a corrected one:
+// amounts changed, a third of the fills dropped.
+func correctTradesDay(t *testing.T, q *Queries, date string) {
+	t.Helper()
+	rel, _ := lake.PredmktTrades.Path(date)
+	file := filepath.Join(q.dir, filepath.FromSlash(rel))
 	if _, err := q.db.Exec("COPY (SELECT * REPLACE (usd * 1.5 + 0.0000004 AS usd, size * 0.7 AS size) FROM read_parquet(" +
 		lake.QuoteString(file) + ", hive_partitioning = false) WHERE hash(trade_id) % 3 <> 0) TO " + lake.QuoteString(file+".fix") + " (FORMAT parquet)"); err != nil {
 		t.Fatal(err)
@@ -144,9 +153,6 @@ func TestPredmktBoardDaysSameAsRaw(t *testing.T) {
 	if err := os.Rename(file+".fix", file); err != nil {
 		t.Fatal(err)
 	}
-	checkBoardSameAsRaw(t, q, "corrected day, not yet published", -1)
-	publish()
-	checkBoardSameAsRaw(t, q, "corrected day published", 3)
 }
 
 // compareEntries (the oracle of TestPredmktBoardOrderSameAsPairwise, the

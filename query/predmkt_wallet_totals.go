@@ -18,10 +18,10 @@ import (
 // (sql/predmkt/board.sql) sums, per (wallet, market), the days of the whole history; a
 // day wholly before the widest window's start adds to the lifetime figures only, so
 // every such day of an hour's board can come from one file of totals instead of one
-// file each: at large the board read 15.6 million daily rows each hour (88 days), of
+// file each: at large the board read 15.6 million daily rows each hour (91 dates), of
 // which 11.3 million were before the 30-day window and are 3.5 million (wallet, market)
-// pairs summed. The days before the window grow with the history; the pairs grow with
-// the markets a wallet ever traded, which is far slower.
+// pairs summed. The daily rows grow with every day a pair trades; the totals only with
+// the pairs that ever traded.
 //
 // Published with the per-day tables (PublishDayTables), for the date the board hour of
 // the store clock needs: the newest whose days (and every earlier one) end before the

@@ -151,15 +151,7 @@ func TestPredmktWalletTotalsBoardSameAsRaw(t *testing.T) {
 	}
 
 	// A corrected day before the totals: they are stale until published again.
-	rel, _ := lake.PredmktTrades.Path(day(-7))
-	file := filepath.Join(dir, filepath.FromSlash(rel))
-	if _, err := q.db.Exec("COPY (SELECT * REPLACE (usd * 1.5 + 0.0000004 AS usd, size * 0.7 AS size) FROM read_parquet(" +
-		lake.QuoteString(file) + ", hive_partitioning = false) WHERE hash(trade_id) % 3 <> 0) TO " + lake.QuoteString(file+".fix") + " (FORMAT parquet)"); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(file+".fix", file); err != nil {
-		t.Fatal(err)
-	}
+	correctTradesDay(t, q, day(-7))
 	checkTotalsBoard(t, q, "corrected day, not yet published", c3, "")
 	if p := publish(c3); !slices.Equal(p.Written, []string{day(-4)}) {
 		t.Fatalf("corrected day: wrote %v", p.Written)
@@ -168,8 +160,8 @@ func TestPredmktWalletTotalsBoardSameAsRaw(t *testing.T) {
 
 	// A day removed, then landing again late.
 	aside := filepath.Join(t.TempDir(), "trades.parquet")
-	rel, _ = lake.PredmktTrades.Path(day(-8))
-	file = filepath.Join(dir, filepath.FromSlash(rel))
+	rel, _ := lake.PredmktTrades.Path(day(-8))
+	file := filepath.Join(dir, filepath.FromSlash(rel))
 	if err := os.Rename(file, aside); err != nil {
 		t.Fatal(err)
 	}

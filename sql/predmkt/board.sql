@@ -5,11 +5,12 @@
 -- $2 the predmkt_wallet_days partitions of the trades dates wholly at or before $1 and
 -- each wholly inside or outside every window (with, for the dates up to one wholly
 -- before every window, the one predmkt_wallet_totals file of their sums instead: same
--- columns, and its rows fall outside every window as each day's would), $3 the predmkt_trades partitions of the
--- other dates that hold a fill at or before $1 (the one or few days the clock and the
--- windows' starts cut, and any day not yet published), both separated by chr(31) and
--- never empty (query/file_lists.go): the planner (predmktBoardPlan in
--- query/predmkt_board.go) puts each date in at most one of them. $4 <= wallet < $5:
+-- columns, and its rows fall outside every window as each day's would), $3 the
+-- predmkt_trades partitions of the other dates that hold a fill at or before $1 (the
+-- one or few days the clock and the windows' starts cut, and any day not yet
+-- published), both separated by chr(31) and never empty (query/file_lists.go): the
+-- planner (predmktBoardPlan in query/predmkt_board.go) puts each date in at most one
+-- of them. $4 <= wallet < $5:
 -- the pass's wallets (query/predmkt_board.go predmktBoardPasses; '' leaves that side
 -- open): every figure is per wallet, so the passes' rows together are the board.
 -- A wallet's PnL on a validly resolved market is its cash flow (sells minus buys)
