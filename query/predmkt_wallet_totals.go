@@ -111,20 +111,30 @@ func (q *Queries) publishWalletTotals(ctx context.Context) (DayPublication, erro
 		pub.Took = time.Since(start)
 		return pub, nil
 	}
-	if t, ok := done[target]; !ok || t.Chain != chains[target] {
-		base := ""
+	rel, err := lake.PredmktWalletTotals.Path(target)
+	if err != nil {
+		return pub, err
+	}
+	if t, ok := done[target]; !ok || t.Chain != chains[target] || (t.Rows > 0 && !fileExists(filepath.Join(q.dir, filepath.FromSlash(rel)))) {
+		base, baseFile := "", ""
 		for d, t := range done {
 			if d < target && t.Chain == chains[d] && d > base {
-				base = d
+				f := ""
+				if t.Rows > 0 {
+					rel, err := lake.PredmktWalletTotals.Path(d)
+					if err != nil {
+						return pub, err
+					}
+					if f = filepath.Join(q.dir, filepath.FromSlash(rel)); !fileExists(f) {
+						continue // listed but gone (removed by hand): not a base
+					}
+				}
+				base, baseFile = d, f
 			}
 		}
 		var files []string
-		if base != "" && done[base].Rows > 0 {
-			rel, err := lake.PredmktWalletTotals.Path(base)
-			if err != nil {
-				return pub, err
-			}
-			files = append(files, filepath.Join(q.dir, filepath.FromSlash(rel)))
+		if baseFile != "" {
+			files = append(files, baseFile)
 		}
 		for _, d := range dates {
 			if d > base && d <= target && days[d].Rows > 0 {

@@ -180,6 +180,26 @@ func TestPredmktWalletTotalsBoardSameAsRaw(t *testing.T) {
 		t.Fatalf("clock back: wrote %v, removed %v", p.Written, p.Removed)
 	}
 	checkTotalsBoard(t, q, "clock back", c1, day(-6))
+
+	// A listed file removed by hand: not read, written again, and not a base to add to.
+	removeTotals := func(date string) {
+		t.Helper()
+		rel, _ := lake.PredmktWalletTotals.Path(date)
+		if err := os.Remove(filepath.Join(dir, filepath.FromSlash(rel))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	removeTotals(day(-6))
+	checkTotalsBoard(t, q, "file removed by hand", c1, "")
+	if p := publish(c1); !slices.Equal(p.Written, []string{day(-6)}) {
+		t.Fatalf("file removed by hand: wrote %v", p.Written)
+	}
+	checkTotalsBoard(t, q, "file removed by hand, published", c1, day(-6))
+	removeTotals(day(-6))
+	if p := publish(c2); !slices.Equal(p.Written, []string{day(-5)}) {
+		t.Fatalf("base removed by hand: wrote %v", p.Written)
+	}
+	checkTotalsBoard(t, q, "base removed by hand", c2, day(-5))
 }
 
 // TestPredmktWalletTotalsCancelled: a publication of the totals cancelled at random
