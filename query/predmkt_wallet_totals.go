@@ -2,10 +2,8 @@ package query
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -111,39 +109,45 @@ func (q *Queries) publishWalletTotals(ctx context.Context) (DayPublication, erro
 		pub.Took = time.Since(start)
 		return pub, nil
 	}
-	rel, err := lake.PredmktWalletTotals.Path(target)
+	totalsFile := func(d string) (string, error) {
+		f, err := q.partitionFiles(lake.PredmktWalletTotals, []string{d})
+		if err != nil {
+			return "", err
+		}
+		return f[0], nil
+	}
+	tf, err := totalsFile(target)
 	if err != nil {
 		return pub, err
 	}
-	if t, ok := done[target]; !ok || t.Chain != chains[target] || (t.Rows > 0 && !fileExists(filepath.Join(q.dir, filepath.FromSlash(rel)))) {
+	if t, ok := done[target]; !ok || t.Chain != chains[target] || (t.Rows > 0 && !fileExists(tf)) {
 		base, baseFile := "", ""
 		for d, t := range done {
 			if d < target && t.Chain == chains[d] && d > base {
 				f := ""
 				if t.Rows > 0 {
-					rel, err := lake.PredmktWalletTotals.Path(d)
-					if err != nil {
+					if f, err = totalsFile(d); err != nil {
 						return pub, err
 					}
-					if f = filepath.Join(q.dir, filepath.FromSlash(rel)); !fileExists(f) {
+					if !fileExists(f) {
 						continue // listed but gone (removed by hand): not a base
 					}
 				}
 				base, baseFile = d, f
 			}
 		}
-		var files []string
-		if baseFile != "" {
-			files = append(files, baseFile)
-		}
+		var after []string
 		for _, d := range dates {
 			if d > base && d <= target && days[d].Rows > 0 {
-				rel, err := lake.PredmktWalletDays.Path(d)
-				if err != nil {
-					return pub, err
-				}
-				files = append(files, filepath.Join(q.dir, filepath.FromSlash(rel)))
+				after = append(after, d)
 			}
+		}
+		files, err := q.partitionFiles(lake.PredmktWalletDays, after)
+		if err != nil {
+			return pub, err
+		}
+		if baseFile != "" {
+			files = append([]string{baseFile}, files...)
 		}
 		list, err := q.fileList(lake.PredmktWalletDays, files)
 		if err != nil {
@@ -166,26 +170,19 @@ func (q *Queries) publishWalletTotals(ctx context.Context) (DayPublication, erro
 	}
 	// Keep the newest walletTotalsKept dates up to the target (one the clock moved back
 	// from goes too: the next publication sums it again from what is kept).
-	var keep []string
+	listed := make([]string, 0, len(done))
 	for d := range done {
-		if d <= target {
-			keep = append(keep, d)
+		listed = append(listed, d)
+	}
+	sort.Sort(sort.Reverse(sort.StringSlice(listed)))
+	dropped, newer := false, 0
+	for _, d := range listed {
+		if d <= target && newer < walletTotalsKept {
+			newer++
+			continue
 		}
-	}
-	sort.Sort(sort.Reverse(sort.StringSlice(keep)))
-	if len(keep) > walletTotalsKept {
-		keep = keep[:walletTotalsKept]
-	}
-	kept := map[string]bool{}
-	for _, d := range keep {
-		kept[d] = true
-	}
-	dropped := false
-	for d := range done {
-		if !kept[d] {
-			delete(done, d)
-			dropped = true
-		}
+		delete(done, d)
+		dropped = true
 	}
 	if dropped {
 		if err := writeSidecar(walletTotalsSidecar(q.dir), done); err != nil {
@@ -194,13 +191,12 @@ func (q *Queries) publishWalletTotals(ctx context.Context) (DayPublication, erro
 	}
 	// Every file of a date the sidecar does not list (dropped now, or left by a
 	// publication cancelled between its file and its sidecar).
-	files, err := lake.PredmktWalletTotals.Files(q.dir)
+	onDisk, err := datePartitions(q.dir, lake.PredmktWalletTotals)
 	if err != nil {
 		return pub, &StoreError{Op: op, Err: err}
 	}
-	for _, f := range files {
-		d, ok := strings.CutPrefix(filepath.Base(filepath.Dir(f)), "date=")
-		if _, listed := done[d]; ok && !listed {
+	for d := range onDisk {
+		if _, listed := done[d]; !listed {
 			if err := removeDatePartition(q.dir, lake.PredmktWalletTotals, d); err != nil {
 				return pub, &StoreError{Op: op, Err: err}
 			}
@@ -231,12 +227,11 @@ func (q *Queries) walletTotalsFor(src map[string]dateFile, now int64) (date, fil
 	if date == "" || done[date].Rows == 0 {
 		return date, "", nil
 	}
-	rel, err := lake.PredmktWalletTotals.Path(date)
+	f, err := q.partitionFiles(lake.PredmktWalletTotals, []string{date})
 	if err != nil {
 		return "", "", err
 	}
-	file = filepath.Join(q.dir, filepath.FromSlash(rel))
-	if _, err := os.Stat(file); err != nil {
+	if file = f[0]; !fileExists(file) {
 		// Listed but gone (a publication pruning it after this plan's read of the
 		// sidecar): the days are read instead.
 		return "", "", nil
