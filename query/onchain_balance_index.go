@@ -15,9 +15,9 @@ var (
 	onchainBalTokenMetaSQL   = sqlfiles.MustRead("onchain/balances_token_meta.sql")
 )
 
-// ocBalIndex answers wallets/{address}/balances for one build of the side tables: a
-// request reads its holder's rows from onchain_balances_mem (sorted by chain and holder:
-// one row group) and takes each held token's metadata and hourly prices from a
+// ocBalIndex answers wallets/{address}/balances for one build of the side state
+// (onchainSide): a request reads its holder's rows from onchain_balances (each chain's
+// file sorted by holder: one row group) and takes each held token's metadata and hourly prices from a
 // byte-bounded LRU of tokens (registered as onchain_balance_tokens), reading the tokens
 // it misses with two queries. wallet_balances.sql instead filtered the whole price table
 // of the chain for every request (arg_max over every hour of each held token); the

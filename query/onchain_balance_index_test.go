@@ -35,7 +35,7 @@ func TestOnchainBalanceIndexAnswersAsTheSQL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows, err := q.db.QueryContext(ctx, `SELECT DISTINCT chain, address FROM onchain_balances_mem ORDER BY 1, 2`)
+	rows, err := q.db.QueryContext(ctx, `SELECT DISTINCT chain, address FROM onchain_balances ORDER BY 1, 2`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestBalanceTokenCacheBoundedByBudget(t *testing.T) {
 	const small = 8 << 10 // a few tokens' prices
 	x.toks = newByteLRU[[2]string, *ocBalToken]("onchain_balance_tokens", small)
 	q.registerCache("onchain_balance_tokens", x.toks)
-	rows, err := q.db.QueryContext(ctx, `SELECT chain, address FROM onchain_balances_mem GROUP BY 1, 2 ORDER BY hash(chain, address) LIMIT 60`)
+	rows, err := q.db.QueryContext(ctx, `SELECT chain, address FROM onchain_balances GROUP BY 1, 2 ORDER BY hash(chain, address) LIMIT 60`)
 	if err != nil {
 		t.Fatal(err)
 	}

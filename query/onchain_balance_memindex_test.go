@@ -12,9 +12,9 @@ import (
 )
 
 const (
-	memBalPricesSQL = `SELECT chain, token_address, epoch_us(hour), price_usd FROM onchain_prices_mem
+	memBalPricesSQL = `SELECT chain, token_address, epoch_us(hour), price_usd FROM onchain_prices
 		WHERE hour IS NOT NULL AND price_usd IS NOT NULL ORDER BY chain, token_address, hour`
-	memBalRowsSQL = `SELECT chain, address, token_address, balance, epoch_us(as_of) FROM onchain_balances_mem
+	memBalRowsSQL = `SELECT chain, address, token_address, balance, epoch_us(as_of) FROM onchain_balances
 		ORDER BY chain, address, token_address`
 	memBalTokensSQL = `SELECT chain, token_address, symbol, name, decimals FROM onchain_tokens_mem`
 )

@@ -5,6 +5,6 @@
 -- wallet_balances.sql ignores it.
 -- $1 chain, $2 token addresses (VARCHAR[]).
 SELECT token_address, epoch_us(hour), price_usd
-FROM onchain_prices_mem
+FROM onchain_prices
 WHERE chain = $1 AND list_contains($2, token_address) AND hour IS NOT NULL AND price_usd IS NOT NULL
 ORDER BY token_address, hour;

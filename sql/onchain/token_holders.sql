@@ -44,7 +44,7 @@ h AS (
 )
 SELECT h.token, h.address, lab.entity, h.inflow::DOUBLE, h.outflow::DOUBLE, h.net_tokens::DOUBLE, bal.balance, h.tx_count, h.first_ts, h.last_ts
 FROM h
-LEFT JOIN (SELECT token_address AS token, address, balance FROM onchain_balances_mem
+LEFT JOIN (SELECT token_address AS token, address, balance FROM onchain_balances
            WHERE chain = $1 AND as_of <= make_timestamp($2)) bal USING (token, address) -- balances read by then
 LEFT JOIN onchain_labels_at(make_timestamp($2)) lab USING (address) -- labels observed by then
 ORDER BY h.token, round(h.inflow, 2) - round(h.outflow, 2) DESC, h.address;

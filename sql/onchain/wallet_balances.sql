@@ -5,12 +5,12 @@
 -- $1 chain, $2 address, $3 until (epoch us, inclusive), $4 min USD.
 WITH b AS (
     SELECT token_address, balance, as_of
-    FROM onchain_balances_mem
+    FROM onchain_balances
     WHERE chain = $1 AND address = $2 AND as_of <= make_timestamp($3) -- read by the clock
 ),
 p AS (
     SELECT token_address, arg_max(price_usd, hour) AS price_usd
-    FROM onchain_prices_mem
+    FROM onchain_prices
     WHERE chain = $1 AND hour <= make_timestamp($3) AND token_address IN (SELECT token_address FROM b)
     GROUP BY token_address
 )
