@@ -20,6 +20,7 @@ import (
 var (
 	predmktBoardSQL     = sqlfiles.MustRead("predmkt/board.sql")
 	predmktBoardLoadSQL = sqlfiles.MustRead("predmkt/board_load.sql")
+	predmktBoardRowsSQL = sqlfiles.MustRead("predmkt/board_load_rows.sql")
 )
 
 // PredmktCategories are the market categories; "all" is every market.
@@ -527,7 +528,12 @@ func (q *Queries) loadBoard(ctx context.Context, hour time.Time) (*Board, error)
 	defer cancel()
 	const op = "predmkt board load"
 	q.boardReads.Add(1)
-	rows, err := q.db.QueryContext(ctx, predmktBoardLoadSQL, path, hour)
+	var n int64
+	err = q.db.QueryRowContext(ctx, predmktBoardRowsSQL, path).Scan(&n)
+	var rows *sql.Rows
+	if err == nil {
+		rows, err = q.db.QueryContext(ctx, predmktBoardLoadSQL, path, hour)
+	}
 	if err != nil {
 		if ctx.Err() == nil {
 			q.log.Warn("published predmkt board unreadable; recomputing", "path", path, "err", err)
@@ -539,8 +545,11 @@ func (q *Queries) loadBoard(ctx context.Context, hour time.Time) (*Board, error)
 	b := newBoard(hour)
 	// One slice for every row, then cut per category (the file holds each category's
 	// rows together): growing one slice per category copied the entries as often again.
-	var flat []BoardEntry
-	var cats []string
+	// Sized from the footer (bounded: the footer is only a hint): appends growing it
+	// took most of the load's time.
+	n = max(0, min(n, 1<<24))
+	flat := make([]BoardEntry, 0, n)
+	cats := make([]string, 0, n)
 	for rows.Next() {
 		var cat string
 		var e BoardEntry
