@@ -17,12 +17,13 @@ var (
 
 // ocBalIndex answers wallets/{address}/balances for one build of the side state
 // (onchainSide): a request reads its holder's rows from onchain_balances (each chain's
-// file sorted by holder: one row group) and takes each held token's metadata and hourly prices from a
-// byte-bounded LRU of tokens (registered as onchain_balance_tokens), reading the tokens
-// it misses with two queries. wallet_balances.sql instead filtered the whole price table
-// of the chain for every request (arg_max over every hour of each held token); the
-// former Go index held every balance row and price in the heap (172 MB on the large
-// demo lake), a whole-table copy the memory budget does not allow.
+// file sorted by holder: one row group) and takes each held token's metadata and
+// hourly prices from a byte-bounded LRU of tokens (registered as
+// onchain_balance_tokens), reading the tokens it misses with two queries.
+// wallet_balances.sql instead filtered the whole price table of the chain for every
+// request (arg_max over every hour of each held token); the former Go index held every
+// balance row and price in the heap (172 MB on the large demo lake), a whole-table copy
+// the memory budget does not allow.
 type ocBalIndex struct {
 	toks *byteLRU[[2]string, *ocBalToken] // (chain, token address) -> token
 }

@@ -1,7 +1,7 @@
 package query
 
 // The Go balances index as it was before issue 11's bounded memory (every balance row
-// and price of the side tables in the heap), kept here as the oracle the byte-bounded
+// and price in the heap), kept here as the oracle the byte-bounded
 // path is held to: the same answer, field for field.
 
 import (
@@ -60,7 +60,7 @@ func (c *memBalChain) token(ids map[string]int32, addr string) int32 {
 	return id
 }
 
-// buildMemBalanceIndex reads the side tables (just built) into an memBalIndex. It returns
+// buildMemBalanceIndex reads the balances, prices and tokens into a memBalIndex. It returns
 // errIndexUnfit for rows the index cannot answer exactly as the SQL does (a NULL
 // balance or read time, a token listed twice in the metadata, two prices for one
 // hour); the route then answers from its SQL.
