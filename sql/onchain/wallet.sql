@@ -5,11 +5,10 @@
 -- a window's start or now falls in it, so the days up to the segments' split are read
 -- as daily sums per token (wallet_seg_days) except those edge days, read as legs
 -- (wallet_seg_legs), and the dates after the split (today's files) as legs, each file
--- once (wallet_today_legs); all are grouped
--- once by (chain, token, band), band being the narrowest window holding the leg or
--- day: the windows are then sums over a few hundred groups (exact DECIMAL sums, so the
--- same figures as summing the legs), and tokens traded counts the groups' (chain,
--- token).
+-- once (wallet_today_legs); all are summed per band, band being the narrowest window
+-- holding the leg or day: the windows are then sums over at most five bands (exact
+-- DECIMAL sums, so the same figures as summing the legs), and tokens traded counts the
+-- rows' distinct (chain, token).
 -- $1 address, $2 until (epoch us, inclusive), $3 and $4 the wallet segments' split
 -- dates, $5 the wallet's onchain_wallet_legs segment files, $6 its onchain_wallet_days
 -- ones, $7 the per-date legs files after $4 (Queries.walletArgs).
@@ -55,42 +54,34 @@ x AS (
         WHERE block_time <= make_timestamp($2)
     )
 ),
-g AS (
-    SELECT chain, token,
-           CASE WHEN t > make_timestamp($2) - INTERVAL 1 DAY THEN 1
+-- The windows from the sums per band (exact DECIMAL sums: window k sums the bands up to k),
+-- with the all-time figures beside them. Five rows of windows joined to at most five
+-- band rows rather than one aggregate of fifteen filtered sums over every (chain,
+-- token, band) group: the same figures in about three quarters of the time (a wallet's
+-- summary costs DuckDB's fixed work per expression and per read more than its rows).
+-- x is read once: DuckDB materialises a CTE that two others read.
+b AS (
+    SELECT CASE WHEN t > make_timestamp($2) - INTERVAL 1 DAY THEN 1
                 WHEN t > make_timestamp($2) - INTERVAL 7 DAY THEN 2
                 WHEN t > make_timestamp($2) - INTERVAL 30 DAY THEN 3
                 WHEN t > make_timestamp($2) - INTERVAL 90 DAY THEN 4
                 ELSE 5 END AS band,
-           sum(i) AS i, sum(o) AS o, sum(n) AS n,
+           sum(i) AS i, sum(o) AS o, sum(n) AS n
+    FROM x
+    GROUP BY band
+),
+t AS (
+    SELECT count(DISTINCT (chain, token)) AS tokens_traded,
            min(first_time) AS first_seen, max(last_time) AS last_active
     FROM x
-    GROUP BY ALL
-),
-a AS (
-    SELECT count(DISTINCT (chain, token)) AS tokens_traded,
-           min(first_seen) AS first_seen, max(last_active) AS last_active,
-           coalesce(sum(i) FILTER (WHERE band <= 1), 0)::DOUBLE AS in1,
-           coalesce(sum(o) FILTER (WHERE band <= 1), 0)::DOUBLE AS out1,
-           coalesce(sum(n) FILTER (WHERE band <= 1), 0)::BIGINT AS n1,
-           coalesce(sum(i) FILTER (WHERE band <= 2), 0)::DOUBLE AS in2,
-           coalesce(sum(o) FILTER (WHERE band <= 2), 0)::DOUBLE AS out2,
-           coalesce(sum(n) FILTER (WHERE band <= 2), 0)::BIGINT AS n2,
-           coalesce(sum(i) FILTER (WHERE band <= 3), 0)::DOUBLE AS in3,
-           coalesce(sum(o) FILTER (WHERE band <= 3), 0)::DOUBLE AS out3,
-           coalesce(sum(n) FILTER (WHERE band <= 3), 0)::BIGINT AS n3,
-           coalesce(sum(i) FILTER (WHERE band <= 4), 0)::DOUBLE AS in4,
-           coalesce(sum(o) FILTER (WHERE band <= 4), 0)::DOUBLE AS out4,
-           coalesce(sum(n) FILTER (WHERE band <= 4), 0)::BIGINT AS n4,
-           coalesce(sum(i), 0)::DOUBLE AS in5,
-           coalesce(sum(o), 0)::DOUBLE AS out5,
-           coalesce(sum(n), 0)::BIGINT AS n5
-    FROM g
 )
--- One row per window, in window order (unnest keeps list order).
-SELECT unnest(['24h', '7d', '30d', '90d', 'all']) AS name,
-       unnest([in1, in2, in3, in4, in5]) AS inflow,
-       unnest([out1, out2, out3, out4, out5]) AS outflow,
-       unnest([n1, n2, n3, n4, n5]) AS tx_count,
-       tokens_traded, first_seen, last_active
-FROM a;
+-- One row per window, in window order.
+SELECT w.name, coalesce(sum(b.i), 0)::DOUBLE AS inflow, coalesce(sum(b.o), 0)::DOUBLE AS outflow,
+       coalesce(sum(b.n), 0)::BIGINT AS tx_count,
+       any_value(t.tokens_traded) AS tokens_traded, any_value(t.first_seen) AS first_seen,
+       any_value(t.last_active) AS last_active
+FROM (VALUES (1, '24h'), (2, '7d'), (3, '30d'), (4, '90d'), (5, 'all')) w(k, name)
+LEFT JOIN b ON b.band <= w.k
+CROSS JOIN t
+GROUP BY w.k, w.name
+ORDER BY w.k;
