@@ -411,10 +411,11 @@ func (q *Queries) Reload(ctx context.Context) error {
 // the pool hands it out again: TestCatalogStatementClosesAnIdleHolder), so such a
 // holder can sit idle for good; TestOnchainLegsCancelledPublicationKeepsPrevious met
 // the conflict after 155 ms, after 2.5 s and after 20 s of waits in CI runs (which
-// statement left the change open there is not proven). So the connection of an interrupted
-// statement is discarded (closing it ends its transaction), and on a conflict the idle
-// connections are closed too before waiting (a holder from before this rule, or one
-// this store did not interrupt itself). Waits double from 5 ms up to 2 s each, 20 s in
+// statement left the change open there is not proven, and discarding the connection of
+// an interrupted statement did not end them). So a catalog statement, once started, is
+// no longer interrupted (execDDLOnce), the connection of one that failed with its
+// context done is discarded, and on a conflict the idle connections are closed too
+// before waiting (a holder this store did not make itself). Waits double from 5 ms up to 2 s each, 20 s in
 // all. The statement is a replacement, so running it again is safe; a conflict that
 // outlasts the waits fails the publication, which the next one (the serve refresher's
 // next minute) runs again.
@@ -436,15 +437,23 @@ func (q *Queries) execDDL(ctx context.Context, stmt string) error {
 	}
 }
 
-// execDDLOnce runs stmt on a connection of its own, discarded when the statement
-// failed with its context done (interrupted).
+// execDDLOnce runs stmt on a connection of its own. ctx is checked before the statement
+// starts and not inside it: a catalog statement takes milliseconds, and one interrupted
+// inside DuckDB is the one way this store is known to leave a change open (the
+// conflicts TestOnchainLegsCancelledPublicationKeepsPrevious met in CI after its
+// cancelled publications, which closing the interrupted statement's connection did not
+// end), so a cancelled publication stops between statements instead. The connection is
+// still discarded when the statement failed with ctx done.
 func (q *Queries) execDDLOnce(ctx context.Context, stmt string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	conn, err := q.db.Conn(ctx)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	_, err = conn.ExecContext(ctx, stmt)
+	_, err = conn.ExecContext(context.WithoutCancel(ctx), stmt)
 	if err != nil && ctx.Err() != nil {
 		// database/sql closes a connection whose Raw callback reports it bad.
 		conn.Raw(func(any) error { return driver.ErrBadConn }) //nolint:errcheck // the error is the discard

@@ -34,7 +34,7 @@ func (q *Queries) onchainSide(ctx context.Context) error {
 	st := v.(*legsState)
 	return st.ensure(ctx, q, "onchain side tables", onchainSideTables,
 		func(bctx context.Context) error {
-			all := true
+			all, tokens := true, false
 			for _, t := range onchainSideTables {
 				files, err := t.Files(q.dir)
 				if err != nil {
@@ -45,19 +45,18 @@ func (q *Queries) onchainSide(ctx context.Context) error {
 				// time).
 				if len(files) == 0 {
 					all = false
+				} else if t == lake.OnchainTokens {
+					tokens = true
 				}
-				if t != lake.OnchainTokens {
-					continue
-				}
-				if _, err := q.db.ExecContext(bctx, onchainTokensBuildSQL); err != nil {
-					return wrap(bctx, "onchain side tables", err)
-				}
-				syms, err := q.readSymbols(bctx, len(files) > 0)
-				if err != nil {
-					return err
-				}
-				st.syms.Store(syms)
 			}
+			if _, err := q.db.ExecContext(bctx, onchainTokensBuildSQL); err != nil {
+				return wrap(bctx, "onchain side tables", err)
+			}
+			syms, err := q.readSymbols(bctx, tokens)
+			if err != nil {
+				return err
+			}
+			st.syms.Store(syms)
 			// The balances index needs all three tables; without one the route runs
 			// its SQL, which fails as one reading the missing view did.
 			// A new token cache per build: the cached tokens are the tables' rows.

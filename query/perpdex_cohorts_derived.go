@@ -399,7 +399,7 @@ func (q *Queries) reloadCohortViews(ctx context.Context) error {
 			continue
 		}
 		ddl, has := viewDDL(q.dir, t)
-		if _, err := q.db.ExecContext(ctx, ddl); err != nil {
+		if err := q.execDDL(ctx, ddl); err != nil {
 			return fmt.Errorf("view %s: %w", t.Name, err)
 		}
 		q.viewHas.Store(t.Name, has)
