@@ -2,10 +2,8 @@ package query
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -175,27 +173,23 @@ func (q *Queries) onchainLegsCurrent() (bool, error) {
 }
 
 // transferPartitions maps each onchain_transfers partition ("chain=X/date=D") to its
-// file's signature.
+// file's signature. It runs at every freshness check of a serving store (once a second
+// with on-chain traffic), so it lists the files as filesSignature does (tableFiles: one
+// stat per partition directory rather than a glob that lists each one): 2 ms instead of
+// 8 at large, taken on a core the requests share.
 func transferPartitions(dir string) (map[string]string, error) {
-	files, err := lake.OnchainTransfers.Files(dir)
+	files, infos, err := tableFiles(dir, lake.OnchainTransfers)
 	if err != nil {
 		return nil, err
 	}
 	out := make(map[string]string, len(files))
 	base := filepath.Join(dir, filepath.FromSlash(lake.OnchainTransfers.Prefix))
-	for _, f := range files {
-		st, err := os.Stat(f)
-		if err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				continue // replaced under us; the next publication sees the new one
-			}
-			return nil, err
-		}
+	for i, f := range files {
 		rel, err := filepath.Rel(base, filepath.Dir(f))
 		if err != nil {
 			return nil, err
 		}
-		out[filepath.ToSlash(rel)] = fmt.Sprintf("%d:%d", st.Size(), st.ModTime().UnixNano())
+		out[filepath.ToSlash(rel)] = fmt.Sprintf("%d:%d", infos[i].Size(), infos[i].ModTime().UnixNano())
 	}
 	return out, nil
 }
