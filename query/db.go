@@ -480,6 +480,21 @@ func (q *Queries) ensureView(ctx context.Context, t *lake.Table) error {
 	return q.Reload(ctx)
 }
 
+// viewsStale reports whether the view of one of tables was made while the table had
+// files and has none now, or the other way round (Reload makes them again).
+func (q *Queries) viewsStale(tables []*lake.Table) (bool, error) {
+	for _, t := range tables {
+		files, err := t.Files(q.dir)
+		if err != nil {
+			return false, err
+		}
+		if has, ok := q.viewHas.Load(t.Name); !ok || has != any(len(files) > 0) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 // viewDDL builds the view of one table. DuckDB takes no bound parameters in DDL; the
 // path comes from the operator's --data flag and the registry, and is quoted.
 func viewDDL(dir string, t *lake.Table) (string, bool) {

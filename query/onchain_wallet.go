@@ -36,7 +36,7 @@ type WalletSummary struct {
 // onchain_wallet_edges, wallet_edges.sql reads those edge days' legs from them, and the
 // whole days already summed per window from onchain_wallet_bands.
 func (q *Queries) OnchainWallet(ctx context.Context, address string) (WalletSummary, error) {
-	if err := q.onchainLegs(ctx); err != nil {
+	if _, err := q.onchainLegsOnly(ctx); err != nil {
 		return WalletSummary{}, err
 	}
 	return q.onchainWalletSQL(ctx, address)

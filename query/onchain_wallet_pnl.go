@@ -22,7 +22,7 @@ type PnLDay struct {
 // OnchainWalletPnL returns one row per date for the last `days` calendar dates
 // (today included), oldest first, zero-filled.
 func (q *Queries) OnchainWalletPnL(ctx context.Context, chain, address string, days int) ([]PnLDay, error) {
-	if err := q.onchainLegs(ctx); err != nil {
+	if _, err := q.onchainLegsOnly(ctx); err != nil {
 		return nil, err
 	}
 	ctx, cancel := q.ctx(ctx)

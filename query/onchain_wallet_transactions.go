@@ -56,7 +56,7 @@ func (q *Queries) OnchainWalletTransactions(ctx context.Context, p OnchainWallet
 	if err := q.onchainSide(ctx); err != nil {
 		return nil, nil, err
 	}
-	if err := q.onchainLegs(ctx); err != nil {
+	if _, err := q.onchainLegsOnly(ctx); err != nil {
 		return nil, nil, err
 	}
 	now := q.Now()
