@@ -415,10 +415,10 @@ func (q *Queries) Reload(ctx context.Context) error {
 // an interrupted statement did not end them). So a catalog statement, once started, is
 // no longer interrupted (execDDLOnce), the connection of one that failed with its
 // context done is discarded, and on a conflict the idle connections are closed too
-// before waiting (a holder this store did not make itself). Waits double from 5 ms up to 2 s each, 20 s in
-// all. The statement is a replacement, so running it again is safe; a conflict that
-// outlasts the waits fails the publication, which the next one (the serve refresher's
-// next minute) runs again.
+// before waiting (a holder this store did not make itself). Waits double from 5 ms up
+// to 2 s each, 20 s in all. The statement is a replacement, so running it again is
+// safe; a conflict that outlasts the waits fails the publication, which the next one
+// (the serve refresher's next minute) runs again.
 func (q *Queries) execDDL(ctx context.Context, stmt string) error {
 	wait, waited := 5*time.Millisecond, time.Duration(0)
 	for {
