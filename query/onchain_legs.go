@@ -85,7 +85,7 @@ func (q *Queries) onchainLegs(ctx context.Context) error {
 // onchainLegsOnly is onchainLegs without the label cascade, for the routes that show no
 // label (the wallet summary, transactions and pnl): building the cascade (the label
 // rows' spans, then read into a Go index) is 0.2 s of a fresh `mdq query` process at
-// medium and 1.5 s at large, which those routes paid for nothing.
+// medium and 1.2 to 1.5 s at large, which those routes paid for nothing.
 func (q *Queries) onchainLegsOnly(ctx context.Context) (*legsState, error) {
 	v, _ := q.ext.LoadOrStore(legsKey{}, &legsState{})
 	st := v.(*legsState)
