@@ -18,9 +18,9 @@ import (
 	"strings"
 	"time"
 
-	_ "github.com/duckdb/duckdb-go/v2" // DuckDB writes the samples
 	"github.com/parquet-go/parquet-go"
 
+	"mdq/internal/duckconn"
 	"mdq/lake"
 )
 
@@ -366,7 +366,7 @@ func writeSamples(ctx context.Context, dir string, files []found, prev map[strin
 		}
 		if db == nil {
 			var err error
-			if db, err = sql.Open("duckdb", ""); err != nil {
+			if db, err = duckconn.Open(""); err != nil {
 				return nil, err
 			}
 			db.SetMaxOpenConns(1)

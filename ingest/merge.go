@@ -19,6 +19,7 @@ import (
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
+	"mdq/internal/duckconn"
 	"mdq/lake"
 )
 
@@ -78,7 +79,7 @@ type staged struct {
 
 // NewStage opens a stage for the lake at root.
 func NewStage(ctx context.Context, root string) (*Stage, error) {
-	db, err := sql.Open("duckdb", "")
+	db, err := duckconn.Open("")
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"mdq/internal/duckconn"
 )
 
 // Writer writes lake tables as sorted Parquet files, atomically: rows are staged in an
@@ -25,7 +27,7 @@ type Writer struct {
 // NewWriter opens a writer for the lake at root. Each writer owns its own in-memory
 // DuckDB, so writers in different goroutines do not contend.
 func NewWriter(root string) (*Writer, error) {
-	db, err := sql.Open("duckdb", "")
+	db, err := duckconn.Open("")
 	if err != nil {
 		return nil, err
 	}

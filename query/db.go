@@ -25,6 +25,7 @@ import (
 	"github.com/duckdb/duckdb-go/v2"
 
 	"mdq/internal/duckalloc"
+	"mdq/internal/duckconn"
 	"mdq/lake"
 )
 
@@ -238,7 +239,7 @@ func TuneAllocator(log *slog.Logger) {
 // publication writes a new file and renames it over the old one (a new inode), so
 // a republished file is always read afresh (TestParquetMetadataCacheSeesAReplacedFile).
 func openPools(dsn string, n int) (db, walletDB *sql.DB, err error) {
-	c, err := duckdb.NewConnector(dsn, nil)
+	c, err := duckconn.Connector(dsn, nil) // every connection in UTC (internal/duckconn)
 	if err != nil {
 		return nil, nil, err
 	}

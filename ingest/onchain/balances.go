@@ -2,7 +2,6 @@ package onchain
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"math/big"
 	"os"
@@ -11,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"mdq/internal/duckconn"
 	"mdq/lake"
 )
 
@@ -45,7 +45,7 @@ func PublishBalances(ctx context.Context, root, chain string) (BalanceStats, err
 	if err != nil {
 		return st, err
 	}
-	db, err := sql.Open("duckdb", "")
+	db, err := duckconn.Open("")
 	if err != nil {
 		return st, err
 	}

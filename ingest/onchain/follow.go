@@ -2,7 +2,6 @@ package onchain
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	"mdq/internal/duckconn"
 	"mdq/lake"
 )
 
@@ -326,7 +326,7 @@ func RemoveAbove(ctx context.Context, root, chain string, keep uint64) (int64, e
 		return 0, err
 	}
 	defer unlock()
-	db, err := sql.Open("duckdb", "")
+	db, err := duckconn.Open("")
 	if err != nil {
 		return 0, err
 	}

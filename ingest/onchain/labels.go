@@ -2,7 +2,6 @@ package onchain
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"mdq/ingest"
+	"mdq/internal/duckconn"
 	"mdq/lake"
 )
 
@@ -67,7 +67,7 @@ func (l *Loader) storedObserved() (map[string]time.Time, error) {
 	if _, err := os.Stat(f); err != nil {
 		return out, nil
 	}
-	db, err := sql.Open("duckdb", "")
+	db, err := duckconn.Open("")
 	if err != nil {
 		return nil, err
 	}

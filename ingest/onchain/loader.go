@@ -2,7 +2,6 @@ package onchain
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"mdq/ingest"
+	"mdq/internal/duckconn"
 	"mdq/lake"
 )
 
@@ -131,7 +131,7 @@ func (l *Loader) Close() error {
 // readLake loads the chain's stored token metadata and prices (both small: one row per
 // token, one per token and hour).
 func (l *Loader) readLake(ctx context.Context) error {
-	db, err := sql.Open("duckdb", "")
+	db, err := duckconn.Open("")
 	if err != nil {
 		return err
 	}

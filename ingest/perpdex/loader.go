@@ -12,7 +12,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"database/sql"
 	_ "embed"
 	"encoding/json"
 	"errors"
@@ -27,6 +26,7 @@ import (
 	"time"
 
 	"mdq/ingest"
+	"mdq/internal/duckconn"
 	"mdq/lake"
 )
 
@@ -443,7 +443,7 @@ func (l *Loader) stageHype(ctx context.Context) error {
 	file := filepath.Join(l.stage.Root(), filepath.FromSlash(rel))
 	stored := map[[2]string]time.Time{}
 	if _, err := os.Stat(file); err == nil {
-		db, err := sql.Open("duckdb", "")
+		db, err := duckconn.Open("")
 		if err != nil {
 			return err
 		}

@@ -2,7 +2,6 @@ package predmkt
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"mdq/internal/duckconn"
 	"mdq/lake"
 )
 
@@ -110,7 +110,7 @@ func TokensOf(ctx context.Context, root string, ids []string) ([]string, error) 
 	if _, err := os.Stat(tf); err != nil {
 		return nil, fmt.Errorf("market %s: the lake has no predmkt_tokens yet (ingest its Gamma metadata, or pass token ids)", conds[0])
 	}
-	db, err := sql.Open("duckdb", "")
+	db, err := duckconn.Open("")
 	if err != nil {
 		return nil, err
 	}

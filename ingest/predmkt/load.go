@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"mdq/ingest"
+	"mdq/internal/duckconn"
 	"mdq/lake"
 )
 
@@ -189,7 +190,7 @@ func NewLoader(ctx context.Context, root string) (*Loader, error) {
 			return nil, err
 		}
 	}
-	db, err := sql.Open("duckdb", "")
+	db, err := duckconn.Open("")
 	if err != nil {
 		st.Close()
 		return nil, err

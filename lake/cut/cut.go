@@ -7,7 +7,6 @@ package cut
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,9 +15,8 @@ import (
 	"strings"
 	"time"
 
-	_ "github.com/duckdb/duckdb-go/v2" // the DuckDB driver
-
 	"mdq/archive"
+	"mdq/internal/duckconn"
 	"mdq/lake"
 )
 
@@ -90,7 +88,7 @@ func Raw(ctx context.Context, src, out string, at time.Time) (*Result, error) {
 		return nil, err
 	}
 	at = at.UTC()
-	db, err := sql.Open("duckdb", "")
+	db, err := duckconn.Open("")
 	if err != nil {
 		return nil, err
 	}
