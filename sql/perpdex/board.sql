@@ -25,6 +25,10 @@
 -- The date conditions beside the time ones let DuckDB skip whole date partitions
 -- before opening them (a partition's date is its rows' time's date, as
 -- cohort_snapshot_at.sql also relies on): with a year of files, a window opens its own.
+-- The bound times are compared as TIMESTAMP ($1::TIMESTAMP; the connections are in UTC,
+-- internal/duckconn): a time.Time arrives WITH TIME ZONE, and comparing a column with
+-- it casts the column, which keeps DuckDB from skipping row groups by their statistics
+-- (the closed trades' history segment was read whole for the window 1d).
 WITH fd AS (
     -- The window's fills per wallet and day: complete days ($8 <= day < $9) from their
     -- published partial sums (perpdex_fills_daily), the partial days at the edges
@@ -44,11 +48,11 @@ WITH fd AS (
     SELECT wallet, CAST(time AS DATE), sum(CAST(closed_pnl AS DECIMAL(38, 10))), sum(CAST(fee AS DECIMAL(38, 10))),
            sum(CAST(px * sz AS DECIMAL(38, 10))), NULL, NULL
     FROM (SELECT * FROM perpdex_fills
-          WHERE time >= $1 AND time < $8 AND date >= CAST($1 AS DATE) AND date <= CAST($8::TIMESTAMP AS DATE)
+          WHERE time >= $1::TIMESTAMP AND time < $8::TIMESTAMP AND date >= CAST($1::TIMESTAMP AS DATE) AND date <= CAST($8::TIMESTAMP AS DATE)
           UNION ALL
           SELECT * FROM perpdex_fills
-          WHERE time >= $9 AND time >= $1 AND time < $2 AND date >= CAST($9::TIMESTAMP AS DATE) AND date >= CAST($1 AS DATE)
-            AND date <= CAST($2 AS DATE))
+          WHERE time >= $9::TIMESTAMP AND time >= $1::TIMESTAMP AND time < $2::TIMESTAMP AND date >= CAST($9::TIMESTAMP AS DATE) AND date >= CAST($1::TIMESTAMP AS DATE)
+            AND date <= CAST($2::TIMESTAMP AS DATE))
     WHERE wallet >= $3 AND wallet < $4
     GROUP BY ALL
 ), fw AS (
@@ -77,14 +81,14 @@ WITH fd AS (
           UNION ALL
           SELECT wallet, CAST(closed_pnl AS DECIMAL(38, 10)), CAST(fee AS DECIMAL(38, 10))
           FROM perpdex_fills
-          WHERE time >= $9 AND time < $2 AND date >= CAST($9::TIMESTAMP AS DATE) AND date <= CAST($2 AS DATE) AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw))
+          WHERE time >= $9::TIMESTAMP AND time < $2::TIMESTAMP AND date >= CAST($9::TIMESTAMP AS DATE) AND date <= CAST($2::TIMESTAMP AS DATE) AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw))
     GROUP BY wallet
 ), t AS (
     SELECT wallet, direction, realized_pnl, trade_no, asset, close_ts,
            (epoch_us(close_ts) - epoch_us(open_ts)) // 1000000 AS dur,
            CASE WHEN realized_pnl > 0 THEN 'w' WHEN realized_pnl < 0 THEN 'l' ELSE 'f' END AS cls
     FROM perpdex_closed_trades
-    WHERE is_complete AND close_ts >= $1 AND close_ts < $2 AND wallet >= $3 AND wallet < $4
+    WHERE is_complete AND close_ts >= $1::TIMESTAMP AND close_ts < $2::TIMESTAMP AND wallet >= $3 AND wallet < $4
 ), tr AS (
     SELECT wallet,
            count(*)                                                  AS n,
@@ -103,15 +107,20 @@ WITH fd AS (
     FROM t
     GROUP BY wallet
 ), runs AS (
+    -- Streaks in one sort: a win's count of non-wins before it (nw) is the same for
+    -- every win of its run and differs between runs, and so for losses (nl); a flat
+    -- trade ends both.
     SELECT wallet, cls,
-           row_number() OVER (PARTITION BY wallet ORDER BY close_ts, asset, trade_no)
-         - row_number() OVER (PARTITION BY wallet, cls ORDER BY close_ts, asset, trade_no) AS grp
+           count(*) FILTER (WHERE cls <> 'w') OVER o AS nw,
+           count(*) FILTER (WHERE cls <> 'l') OVER o AS nl
     FROM t
+    WINDOW o AS (PARTITION BY wallet ORDER BY close_ts, asset, trade_no ROWS UNBOUNDED PRECEDING)
 ), streaks AS (
     SELECT wallet,
            coalesce(max(len) FILTER (WHERE cls = 'w'), 0) AS win_streak,
            coalesce(max(len) FILTER (WHERE cls = 'l'), 0) AS loss_streak
-    FROM (SELECT wallet, cls, grp, count(*) AS len FROM runs GROUP BY ALL)
+    FROM (SELECT wallet, cls, CASE WHEN cls = 'w' THEN nw ELSE nl END AS grp, count(*) AS len
+          FROM runs WHERE cls <> 'f' GROUP BY ALL)
     GROUP BY wallet
 ), seg AS (
     -- The window's equity series ($1 and $2 both included) as per-day segments where
@@ -139,13 +148,13 @@ WITH fd AS (
                  arg_max(account_value, snapshot_ts) OVER (PARTITION BY wallet, day)        AS last_av
           FROM (SELECT wallet, CAST(snapshot_ts AS DATE) AS day, snapshot_ts, account_value
                 FROM perpdex_accounts
-                WHERE snapshot_ts >= $1 AND snapshot_ts < $8 AND date >= CAST($1 AS DATE) AND date <= CAST($8::TIMESTAMP AS DATE)
+                WHERE snapshot_ts >= $1::TIMESTAMP AND snapshot_ts < $8::TIMESTAMP AND date >= CAST($1::TIMESTAMP AS DATE) AND date <= CAST($8::TIMESTAMP AS DATE)
                   AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
                 UNION ALL
                 SELECT wallet, CAST(snapshot_ts AS DATE), snapshot_ts, account_value
                 FROM perpdex_accounts
-                WHERE snapshot_ts >= $9 AND snapshot_ts >= $1 AND snapshot_ts <= $2
-                  AND date >= CAST($9::TIMESTAMP AS DATE) AND date >= CAST($1 AS DATE) AND date <= CAST($2 AS DATE)
+                WHERE snapshot_ts >= $9::TIMESTAMP AND snapshot_ts >= $1::TIMESTAMP AND snapshot_ts <= $2::TIMESTAMP
+                  AND date >= CAST($9::TIMESTAMP AS DATE) AND date >= CAST($1::TIMESTAMP AS DATE) AND date <= CAST($2::TIMESTAMP AS DATE)
                   AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)))
     GROUP BY wallet, day, peak
 ), carried AS (
@@ -193,14 +202,14 @@ WITH fd AS (
     -- snapshot after $1; otherwise those decide, as over the day units).
     SELECT wallet,
            arg_max(last_av, last_ts) AS av_end,
-           coalesce(arg_max(last_av, last_ts) FILTER (WHERE last_ts <= $1),
-                    arg_min(first_av, first_ts) FILTER (WHERE first_ts > $1)) AS av_start
+           coalesce(arg_max(last_av, last_ts) FILTER (WHERE last_ts <= $1::TIMESTAMP),
+                    arg_min(first_av, first_ts) FILTER (WHERE first_ts > $1::TIMESTAMP)) AS av_start
     FROM (SELECT wallet, any_value(last_ts) AS last_ts, any_value(last_av) AS last_av,
                  CAST(day AS TIMESTAMP) AS first_ts, min(peak) AS first_av
           FROM perpdex_accounts_daily
           WHERE $11 IS NULL
             AND day < CAST($9::TIMESTAMP AS DATE) AND date < CAST($9::TIMESTAMP AS DATE)
-            AND day <> CAST($1 AS DATE) AND date <> CAST($1 AS DATE)
+            AND day <> CAST($1::TIMESTAMP AS DATE) AND date <> CAST($1::TIMESTAMP AS DATE)
             AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
           GROUP BY wallet, day
           UNION ALL
@@ -211,12 +220,12 @@ WITH fd AS (
           UNION ALL
           SELECT wallet, snapshot_ts, account_value, snapshot_ts, account_value
           FROM perpdex_accounts
-          WHERE snapshot_ts >= $9 AND snapshot_ts <= $2 AND date >= CAST($9::TIMESTAMP AS DATE) AND date <= CAST($2 AS DATE)
+          WHERE snapshot_ts >= $9::TIMESTAMP AND snapshot_ts <= $2::TIMESTAMP AND date >= CAST($9::TIMESTAMP AS DATE) AND date <= CAST($2::TIMESTAMP AS DATE)
             AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
           UNION ALL
           SELECT wallet, snapshot_ts, account_value, snapshot_ts, account_value
           FROM perpdex_accounts
-          WHERE snapshot_ts < $9 AND date = CAST($1 AS DATE)
+          WHERE snapshot_ts < $9::TIMESTAMP AND date = CAST($1::TIMESTAMP AS DATE)
             AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw))
     GROUP BY wallet
 ), lev AS (
@@ -237,26 +246,26 @@ WITH fd AS (
           UNION ALL
           SELECT wallet, CAST(leverage AS DECIMAL(38, 10)), CAST(leverage IS NOT NULL AS BIGINT)
           FROM perpdex_positions
-          WHERE NOT $12 AND snapshot_ts >= $1 AND snapshot_ts < $8 AND date >= CAST($1 AS DATE) AND date <= CAST($8::TIMESTAMP AS DATE)
+          WHERE NOT $12 AND snapshot_ts >= $1::TIMESTAMP AND snapshot_ts < $8::TIMESTAMP AND date >= CAST($1::TIMESTAMP AS DATE) AND date <= CAST($8::TIMESTAMP AS DATE)
             AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
           UNION ALL
           SELECT wallet, CAST(leverage AS DECIMAL(38, 10)), CAST(leverage IS NOT NULL AS BIGINT)
           FROM perpdex_positions
-          WHERE NOT $12 AND snapshot_ts >= $9 AND snapshot_ts >= $1 AND snapshot_ts <= $2
-            AND date >= CAST($9::TIMESTAMP AS DATE) AND date >= CAST($1 AS DATE) AND date <= CAST($2 AS DATE)
+          WHERE NOT $12 AND snapshot_ts >= $9::TIMESTAMP AND snapshot_ts >= $1::TIMESTAMP AND snapshot_ts <= $2::TIMESTAMP
+            AND date >= CAST($9::TIMESTAMP AS DATE) AND date >= CAST($1::TIMESTAMP AS DATE) AND date <= CAST($2::TIMESTAMP AS DATE)
             AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
           UNION ALL
           -- the same edges from the per-snapshot sums (exact decimals: the same sum); each
           -- edge its own branch, as an OR of the two date ranges opens every date's file
           SELECT wallet, leverage_x, leverage_n
           FROM perpdex_positions_snaps
-          WHERE $12 AND snapshot_ts >= $1 AND snapshot_ts < $8 AND date >= CAST($1 AS DATE) AND date <= CAST($8::TIMESTAMP AS DATE)
+          WHERE $12 AND snapshot_ts >= $1::TIMESTAMP AND snapshot_ts < $8::TIMESTAMP AND date >= CAST($1::TIMESTAMP AS DATE) AND date <= CAST($8::TIMESTAMP AS DATE)
             AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw)
           UNION ALL
           SELECT wallet, leverage_x, leverage_n
           FROM perpdex_positions_snaps
-          WHERE $12 AND snapshot_ts >= $9 AND snapshot_ts >= $1 AND snapshot_ts <= $2
-            AND date >= CAST($9::TIMESTAMP AS DATE) AND date >= CAST($1 AS DATE) AND date <= CAST($2 AS DATE)
+          WHERE $12 AND snapshot_ts >= $9::TIMESTAMP AND snapshot_ts >= $1::TIMESTAMP AND snapshot_ts <= $2::TIMESTAMP
+            AND date >= CAST($9::TIMESTAMP AS DATE) AND date >= CAST($1::TIMESTAMP AS DATE) AND date <= CAST($2::TIMESTAMP AS DATE)
             AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw))
     GROUP BY wallet
 ), fund AS (
@@ -273,12 +282,12 @@ WITH fd AS (
           UNION ALL
           SELECT wallet, CAST(usdc AS DECIMAL(38, 10))
           FROM perpdex_funding
-          WHERE time >= $1 AND time < $8 AND date >= CAST($1 AS DATE) AND date <= CAST($8::TIMESTAMP AS DATE) AND wallet >= $3 AND wallet < $4
+          WHERE time >= $1::TIMESTAMP AND time < $8::TIMESTAMP AND date >= CAST($1::TIMESTAMP AS DATE) AND date <= CAST($8::TIMESTAMP AS DATE) AND wallet >= $3 AND wallet < $4
           UNION ALL
           SELECT wallet, CAST(usdc AS DECIMAL(38, 10))
           FROM perpdex_funding
-          WHERE time >= $9 AND time >= $1 AND time < $2
-            AND date >= CAST($9::TIMESTAMP AS DATE) AND date >= CAST($1 AS DATE) AND date <= CAST($2 AS DATE) AND wallet >= $3 AND wallet < $4)
+          WHERE time >= $9::TIMESTAMP AND time >= $1::TIMESTAMP AND time < $2::TIMESTAMP
+            AND date >= CAST($9::TIMESTAMP AS DATE) AND date >= CAST($1::TIMESTAMP AS DATE) AND date <= CAST($2::TIMESTAMP AS DATE) AND wallet >= $3 AND wallet < $4)
     GROUP BY wallet
 ), flows AS (
     SELECT wallet,
@@ -288,23 +297,23 @@ WITH fd AS (
            coalesce(sum(usdc) FILTER (WHERE kind = 'send_out'), 0) AS sout,
            count(*) FILTER (WHERE kind IN ('send_in', 'send_out')) AS sends
     FROM perpdex_ledger
-    WHERE time >= $1 AND time < $2 AND date >= CAST($1 AS DATE) AND date <= CAST($2 AS DATE) AND wallet >= $3 AND wallet < $4
+    WHERE time >= $1::TIMESTAMP AND time < $2::TIMESTAMP AND date >= CAST($1::TIMESTAMP AS DATE) AND date <= CAST($2::TIMESTAMP AS DATE) AND wallet >= $3 AND wallet < $4
     GROUP BY wallet
 ), upnl AS (
     -- From the raw positions, or ($12) their per-snapshot sums: one row per wallet and
     -- batch, the sum over the same positions.
     SELECT wallet,
-           coalesce(sum(unrealized_pnl) FILTER (WHERE snapshot_ts = $7), 0)
-         - coalesce(sum(unrealized_pnl) FILTER (WHERE snapshot_ts = $6), 0) AS delta
+           coalesce(sum(unrealized_pnl) FILTER (WHERE snapshot_ts = $7::TIMESTAMP), 0)
+         - coalesce(sum(unrealized_pnl) FILTER (WHERE snapshot_ts = $6::TIMESTAMP), 0) AS delta
     FROM (SELECT wallet, snapshot_ts, unrealized_pnl
           FROM perpdex_positions
           WHERE NOT $12
-            AND (snapshot_ts = $6 OR snapshot_ts = $7) AND (date = CAST($6 AS DATE) OR date = CAST($7 AS DATE)) AND wallet >= $3 AND wallet < $4
+            AND (snapshot_ts = $6::TIMESTAMP OR snapshot_ts = $7::TIMESTAMP) AND (date = CAST($6::TIMESTAMP AS DATE) OR date = CAST($7::TIMESTAMP AS DATE)) AND wallet >= $3 AND wallet < $4
           UNION ALL
           SELECT wallet, snapshot_ts, unrealized_pnl
           FROM perpdex_positions_snaps
           WHERE $12
-            AND (snapshot_ts = $6 OR snapshot_ts = $7) AND (date = CAST($6 AS DATE) OR date = CAST($7 AS DATE)) AND wallet >= $3 AND wallet < $4)
+            AND (snapshot_ts = $6::TIMESTAMP OR snapshot_ts = $7::TIMESTAMP) AND (date = CAST($6::TIMESTAMP AS DATE) OR date = CAST($7::TIMESTAMP AS DATE)) AND wallet >= $3 AND wallet < $4)
     GROUP BY wallet
 )
 SELECT fw.wallet,

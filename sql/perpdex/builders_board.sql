@@ -12,12 +12,12 @@ WITH f AS (
            CAST(builder_fee AS DECIMAL(38, 10)) AS builder_fee_x, CAST(fee AS DECIMAL(38, 10)) AS fee_x,
            CAST(deployer_fee AS DECIMAL(38, 10)) AS deployer_fee_x, CAST(closed_pnl AS DECIMAL(38, 10)) AS closed_pnl_x
     FROM (SELECT * FROM perpdex_fills
-          WHERE builder IS NOT NULL AND time >= $1 AND time < $3
-            AND date >= CAST($1 AS DATE) AND date <= CAST($3::TIMESTAMP AS DATE)
+          WHERE builder IS NOT NULL AND time >= $1::TIMESTAMP AND time < $3::TIMESTAMP
+            AND date >= CAST($1::TIMESTAMP AS DATE) AND date <= CAST($3::TIMESTAMP AS DATE)
           UNION ALL
           SELECT * FROM perpdex_fills
-          WHERE builder IS NOT NULL AND time >= $4 AND time >= $1 AND time <= $2
-            AND date >= CAST($4::TIMESTAMP AS DATE) AND date >= CAST($1 AS DATE) AND date <= CAST($2 AS DATE))
+          WHERE builder IS NOT NULL AND time >= $4::TIMESTAMP AND time >= $1::TIMESTAMP AND time <= $2::TIMESTAMP
+            AND date >= CAST($4::TIMESTAMP AS DATE) AND date >= CAST($1::TIMESTAMP AS DATE) AND date <= CAST($2::TIMESTAMP AS DATE))
 ), g AS (
     SELECT *, row_number() OVER (PARTITION BY builder, tid ORDER BY wallet) AS side_no FROM f
 ), d AS (

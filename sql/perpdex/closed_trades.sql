@@ -18,7 +18,7 @@ WITH f AS (
            start_position + CASE WHEN side = 'B' THEN sz ELSE -sz END AS end_position,
            row_number() OVER (PARTITION BY wallet, coin ORDER BY time, tid) AS rn
     FROM perpdex_fills
-    WHERE sz > 0 AND wallet >= $1 AND wallet < $2 AND time <= $3
+    WHERE sz > 0 AND wallet >= $1 AND wallet < $2 AND time <= $3::TIMESTAMP
 ), g AS (
     SELECT *,
            CASE WHEN abs(start_position) < 1e-9 THEN 0 ELSE sign(start_position) END AS s0,

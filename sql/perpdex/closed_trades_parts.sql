@@ -16,7 +16,7 @@ WITH cp AS (
            start_position + CASE WHEN side = 'B' THEN sz ELSE -sz END AS end_position,
            row_number() OVER (PARTITION BY wallet, coin ORDER BY time, tid) AS rn
     FROM perpdex_fills
-    WHERE sz > 0 AND wallet >= $1 AND wallet < $2 AND date >= CAST($6 AS DATE) AND time >= $3 AND time <= $4
+    WHERE sz > 0 AND wallet >= $1 AND wallet < $2 AND date >= CAST($6 AS DATE) AND time >= $3::TIMESTAMP AND time <= $4::TIMESTAMP
 ), g AS (
     SELECT f.*,
            coalesce(cp.trade_no, 0) AS base,
@@ -54,7 +54,7 @@ WITH cp AS (
                                     ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS trade_no
     FROM legs
 )
-SELECT wallet, coin AS asset, CAST(trade_no AS BIGINT) AS trade_no, time >= $5 AS late,
+SELECT wallet, coin AS asset, CAST(trade_no AS BIGINT) AS trade_no, time >= $5::TIMESTAMP AS late,
        min(time) AS first_time,
        arg_min(tid, (time, tid, ord)) AS first_tid,
        arg_min(ord, (time, tid, ord)) AS first_ord,
