@@ -198,6 +198,7 @@ var (
 	onchainLabelSources  = []*lake.Table{lake.OnchainLabels, lake.OnchainLabelSources}
 	screenerBoardSources = append([]*lake.Table{lake.OnchainLegs, lake.OnchainTransfers, lake.OnchainTokens}, onchainLabelSources...)
 	legsBoardSources     = []*lake.Table{lake.OnchainLegs}
+	traceBoardSources    = []*lake.Table{lake.OnchainTransfers} // trace_pairs.sql reads each transfer once
 	labelsBoardSources   = append([]*lake.Table{lake.OnchainLegs}, onchainLabelSources...)
 	holdersBoardSources  = append([]*lake.Table{lake.OnchainLegsByToken, lake.OnchainBalances}, onchainLabelSources...)
 	transfersBoardSrcs   = append([]*lake.Table{lake.OnchainLegsByToken}, onchainLabelSources...)

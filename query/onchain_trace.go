@@ -107,7 +107,7 @@ func (q *Queries) onchainTracePairs(ctx context.Context, chain, window string) (
 // publishing it first when it is not.
 func (q *Queries) tracePairsFile(ctx context.Context, chain, window string, at time.Time) (string, error) {
 	since, until := windowBounds(at, window)
-	sig, err := filesSignature(q.dir, legsBoardSources...)
+	sig, err := filesSignature(q.dir, traceBoardSources...)
 	if err != nil {
 		return "", &StoreError{Op: "onchain trace", Err: err}
 	}
