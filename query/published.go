@@ -174,7 +174,7 @@ func (q *Queries) onchainPublished(ctx context.Context) (bool, error) {
 			transfers = append(transfers, chain+"."+period)
 		}
 		ws = append(ws, want{lake.OnchainScreenerBoard, screenerBoardSources, screener},
-			want{lake.OnchainTracePairsBoard, legsBoardSources, []string{chain + ".30d"}},
+			want{lake.OnchainTracePairsBoard, traceBoardSources, []string{chain + ".30d"}},
 			want{lake.OnchainHoldersBoard, holdersBoardSources, []string{chain}},
 			want{lake.OnchainTransfersBoard, transfersBoardSrcs, transfers})
 	}

@@ -16,6 +16,9 @@
 -- grouping both legs of every transfer by (wallet, counterparty) and ranking all of
 -- them, for about two thirds of the CPU at large (DuckDB grouped 7.2 million legs into
 -- 3.1 million pairs there).
+-- The date conditions let DuckDB skip the partitions outside the window before opening
+-- them (a transfers partition's date is its rows' block time's UTC date, as the
+-- loaders write it and the legs' split dates rely on).
 -- $1 chain, $2 since (epoch us, exclusive), $3 until (epoch us, inclusive), $4 the
 -- head's length.
 WITH p AS (
