@@ -163,27 +163,17 @@ func (q *Queries) onchainPublished(ctx context.Context) (bool, error) {
 		boards  []string
 	}
 	var ws []want
+	// The board families' tables, sources and keys are theirs (onchain_board_family.go):
+	// a second list here would drift from what the passes publish.
+	fam := func(f *ocFamily, chain string) want { return want{f.table, f.sources, f.keys(chain)} }
 	for _, chain := range OnchainChains {
-		var screener, transfers []string
-		for _, w := range []string{"24h", "7d", "30d", "90d"} {
-			for _, smart := range []bool{false, true} {
-				screener = append(screener, fmt.Sprintf("%s.%s.%t", chain, w, smart))
-			}
-		}
-		for _, period := range []string{"1h", "24h", "7d", "30d"} {
-			transfers = append(transfers, chain+"."+period)
-		}
-		ws = append(ws, want{lake.OnchainScreenerBoard, screenerBoardSources, screener},
+		ws = append(ws, fam(screenerFamily, chain),
 			want{lake.OnchainTracePairsBoard, traceBoardSources, []string{chain + ".30d"}},
 			want{lake.OnchainHoldersBoard, holdersBoardSources, []string{chain}},
-			want{lake.OnchainTransfersBoard, transfersBoardSrcs, transfers})
+			fam(transfersFamily, chain))
 	}
 	for _, chain := range []string{"ethereum", "bsc"} {
-		var discover []string
-		for _, w := range []string{"24h", "7d", "30d", "90d", "all"} {
-			discover = append(discover, chain+"."+w)
-		}
-		ws = append(ws, want{lake.OnchainDiscoverBoard, legsBoardSources, discover})
+		ws = append(ws, fam(discoverFamily, chain))
 	}
 	ws = append(ws, want{lake.OnchainLabelsBoard, labelsBoardSources, []string{"ethereum"}})
 	for _, w := range ws {
