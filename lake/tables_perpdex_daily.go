@@ -167,3 +167,40 @@ var PerpdexWalletCarry = Register(&Table{
 	RowGroup: 2048, // a board pass reads a quarter of the wallets (perpdexBoardGroups) of a file
 	Routes:   []string{"/v1/perpdex/leaderboard", "/v1/perpdex/leaderboard/flow-adjusted", "/v1/perpdex/traders"},
 })
+
+// PerpdexTradesCarry is what the perpetuals leaderboards carry across days from the
+// closed trades per wallet, as of the end of each fills date: the counts and exact sums
+// of its complete trades and its win and loss streaks, the longest and the one running
+// at the end of the date. Each date is the previous date's carry with the trades closed
+// that date folded in (query/perpdex_trades_carry.go: a chain of the fills files'
+// signatures decides what is current, since a complete trade closed on a date depends
+// on the fills up to it only), so the window "all" reads one date of it and the trades
+// of the board's own day, where it ran a window over every closed trade of the history
+// (sql/perpdex/board.sql).
+var PerpdexTradesCarry = Register(&Table{
+	Name: "perpdex_trades_carry", Area: "perpdex", Prefix: "perpdex/trades_carry", Partitions: []string{"date"}, File: "carry.parquet", Derived: true,
+	Doc: "Derived from perpdex_closed_trades (complete trades), one partition per perpdex_fills date: per wallet with a complete trade closed on or before that date, its trade figures to the end of the date (sql/perpdex/trades_days.sql, sql/perpdex/trades_carry.sql). Sorted by wallet.",
+	Columns: []Column{
+		{"wallet", "VARCHAR", "0x hex", "user with a complete trade closed on or before the date"},
+		{"n", "BIGINT", "", "complete trades"},
+		{"wins", "BIGINT", "", "of them with realized_pnl > 0"},
+		{"losses", "BIGINT", "", "with realized_pnl < 0"},
+		{"longs", "BIGINT", "", "long trades"},
+		{"long_wins", "BIGINT", "", "long trades won"},
+		{"shorts", "BIGINT", "", "short trades"},
+		{"short_wins", "BIGINT", "", "short trades won"},
+		{"pnl_x", "DECIMAL(38,10)", "USD", "sum of realized_pnl (each rounded to 10 places)"},
+		{"long_pnl_x", "DECIMAL(38,10)", "USD", "the same over long trades"},
+		{"short_pnl_x", "DECIMAL(38,10)", "USD", "over short trades"},
+		{"gross_win_x", "DECIMAL(38,10)", "USD", "over winning trades"},
+		{"gross_loss_x", "DECIMAL(38,10)", "USD", "over losing trades"},
+		{"dur_s", "BIGINT", "s", "sum of the trades' durations in whole seconds, (close_ts - open_ts) truncated"},
+		{"max_w", "BIGINT", "", "the longest run of winning trades in the order (close_ts, asset, trade_no); a flat trade ends a run"},
+		{"max_l", "BIGINT", "", "the longest run of losing trades"},
+		{"run_w", "BIGINT", "", "the run of winning trades at the end of the date (0 when its last trade is not a win)"},
+		{"run_l", "BIGINT", "", "the run of losing trades at the end of the date"},
+	},
+	SortBy:   []string{"wallet"},
+	RowGroup: 2048, // a board pass reads a quarter of the wallets (perpdexBoardGroups) of a file
+	Routes:   []string{"/v1/perpdex/leaderboard", "/v1/perpdex/leaderboard/flow-adjusted", "/v1/perpdex/traders"},
+})

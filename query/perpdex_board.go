@@ -319,7 +319,12 @@ func (q *Queries) perpdexComputeBoard(ctx context.Context, window string, start,
 	if err != nil {
 		return nil, err
 	}
-	batches = append(batches, lo, hi, cs, ce, partials, whole)
+	// The window "all"'s trades up to the day before the board's from their carry.
+	tc, tFrom, err := q.perpdexTradesCarryDate(start, end.UTC().Truncate(24*time.Hour))
+	if err != nil {
+		return nil, err
+	}
+	batches = append(batches, lo, hi, cs, ce, partials, whole, tc, tFrom)
 	out := []pdBoardEntry{}
 	for _, g := range perpdexBoardGroups {
 		lo, hi := boardGroupRange(g)
@@ -339,8 +344,9 @@ func (q *Queries) perpdexBoardSig(labels sql.NullTime) (string, error) {
 	if err != nil {
 		return "", &StoreError{Op: "perpdex board", Err: err}
 	}
-	// Boards published before the window's sums were exact decimals are recomputed.
-	sig += "|exact sums"
+	// Boards published before the window's sums (and its trades' sums) were exact decimals
+	// are recomputed.
+	sig += "|exact sums|exact trade sums"
 	if labels.Valid {
 		sig += "|labels " + labels.Time.UTC().Format(time.RFC3339Nano)
 	}
@@ -358,7 +364,8 @@ func (q *Queries) PerpdexBoardBatches(ctx context.Context, start, end time.Time)
 
 // perpdexBoardGroup appends the board rows of one group of wallet buckets; batches are the
 // position batches, the complete days, the carry dates, whether the per-day tables
-// were published and the window "all"'s carry date (sql/perpdex/board.sql $6 to $13).
+// were published, the window "all"'s carry date, its trades carry date and the instant
+// its raw trades start from (sql/perpdex/board.sql $6 to $15).
 func (q *Queries) perpdexBoardGroup(ctx context.Context, out []pdBoardEntry, board, sig string, start, end time.Time, lo, hi string,
 	labels sql.NullTime, batches []any) ([]pdBoardEntry, error) {
 	ctx, cancel := q.ctx(ctx)

@@ -22,7 +22,8 @@ import (
 // drawdowns came from perpdex_accounts_daily (testdata), carry the partial sums and
 // perpdex_wallet_carry for the equity and lifetime PnL, snaps the same and
 // perpdex_positions_snaps, now the hourly build (the same, and the window "all"'s
-// complete days from the carry). Run with -benchtime=1x on a large lake.
+// complete days from the carry and its trades up to the day before the board's from
+// perpdex_trades_carry). Run with -benchtime=1x on a large lake.
 func BenchmarkPerpdexBoardBuild(b *testing.B) {
 	ctx := context.Background()
 	at := PerpdexBoardTime(testlake.BenchNow(b))
@@ -73,6 +74,12 @@ func BenchmarkPerpdexBoardBuild(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
+					tc, tFrom := sql.NullTime{}, start
+					if v == "now" { // the window "all"'s trades from their carry
+						if tc, tFrom, err = q.perpdexTradesCarryDate(start, at.Truncate(24*time.Hour)); err != nil {
+							b.Fatal(err)
+						}
+					}
 					for _, g := range perpdexBoardGroups {
 						blo, bhi := boardGroupRange(g)
 						if v == "before" {
@@ -80,7 +87,7 @@ func BenchmarkPerpdexBoardBuild(b *testing.B) {
 						} else if v == "window_dd" {
 							drain(string(windowDD), start, at, blo, bhi, lab.current, bs, be, lo, hi)
 						} else {
-							drain(perpdexBoardSQL, start, at, blo, bhi, lab.current, bs, be, lo, hi, cs, ce, v == "snaps" || v == "now", whole)
+							drain(perpdexBoardSQL, start, at, blo, bhi, lab.current, bs, be, lo, hi, cs, ce, v == "snaps" || v == "now", whole, tc, tFrom)
 						}
 					}
 					perWindow[w] = time.Since(t0)

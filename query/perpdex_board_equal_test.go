@@ -2,6 +2,7 @@ package query
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"math"
 	"os"
@@ -108,9 +109,20 @@ func pdBoardCheck(t *testing.T, q *Queries, what string, buckets bool, clocks ..
 					if mode.carry && w == "all" && !whole.Valid {
 						t.Fatalf("%s %s: the window all without its carry proves nothing", what, at)
 					}
-					got := boardRowsOf(t, q, perpdexBoardSQL, start, at, r[0], r[1], lab.current, bs, be, lo, hi, cs, ce, mode.snaps, whole)
-					sameBoard(t, fmt.Sprintf("%s: %s %s wallets [%s, %s) partials %v carry %v (%v, %v) snaps %v", what, at.Format(time.RFC3339), w, r[0], r[1],
-						mode.partials, mode.carry, cs, ce, mode.snaps), got, want)
+					// The window all's trades from their carry (with the carry across days) and
+					// one by one.
+					tc, tFrom := sql.NullTime{}, start
+					if mode.carry {
+						if tc, tFrom, err = q.perpdexTradesCarryDate(start, at.Truncate(24*time.Hour)); err != nil {
+							t.Fatal(err)
+						}
+						if w == "all" && !tc.Valid {
+							t.Fatalf("%s %s: the window all without its trades carry proves nothing", what, at)
+						}
+					}
+					got := boardRowsOf(t, q, perpdexBoardSQL, start, at, r[0], r[1], lab.current, bs, be, lo, hi, cs, ce, mode.snaps, whole, tc, tFrom)
+					sameBoard(t, fmt.Sprintf("%s: %s %s wallets [%s, %s) partials %v carry %v (%v, %v) snaps %v trades carry %v", what, at.Format(time.RFC3339), w, r[0], r[1],
+						mode.partials, mode.carry, cs, ce, mode.snaps, tc), got, want)
 				}
 			}
 		}
@@ -139,7 +151,8 @@ func pdBoardQueries(t *testing.T) *Queries {
 		t.Fatal(err)
 	}
 	ps, err := q.PublishPerpdexDaily(ctx)
-	if err != nil || len(ps) != len(perpdexDailies)+1 || ps[len(ps)-1].Table != lake.PerpdexWalletCarry.Name {
+	if err != nil || len(ps) != len(perpdexDailies)+2 || ps[len(ps)-2].Table != lake.PerpdexWalletCarry.Name ||
+		ps[len(ps)-1].Table != lake.PerpdexTradesCarry.Name {
 		t.Fatalf("first publication %+v %v", ps, err)
 	}
 	for _, p := range ps {
@@ -180,8 +193,9 @@ func TestPerpdexBoardSameAsBefore(t *testing.T) {
 	q := pdBoardQueries(t)
 	ctx := context.Background()
 	before, exact := perpdexBoardOracle(t, "perpdex_board_before.sql"), perpdexBoardOracle(t, "perpdex_board_exact.sql")
-	// realized_gross, fees, volume, cum, avg_lev, funding paid
-	sums := map[int]bool{3: true, 4: true, 5: true, 6: true, 25: true, 26: true}
+	// realized_gross, fees, volume, cum, the trades' long and short PnL, gross win and
+	// loss and expectancy, avg_lev, funding paid
+	sums := map[int]bool{3: true, 4: true, 5: true, 6: true, 14: true, 15: true, 16: true, 17: true, 18: true, 25: true, 26: true}
 	for _, at := range pdClocks() {
 		lab, err := q.perpdexLabelsAt(ctx, at)
 		if err != nil {
@@ -239,6 +253,7 @@ func pdDailyMatchesFills(t *testing.T, q *Queries, what string) {
 	pdDailyMatches(t, q, what, strings.TrimRight(strings.TrimSpace(full), ";"),
 		`SELECT * EXCLUDE (date) FROM perpdex_accounts_daily`)
 	pdCarryMatches(t, q, what)
+	pdTradesCarryMatches(t, q, what)
 }
 
 // pdCarryMatches fails unless every published perpdex_wallet_carry date holds what the
@@ -460,6 +475,11 @@ func TestPerpdexBoardIncremental(t *testing.T) {
 	}
 	publish := func(what string, written, removed []string) {
 		t.Helper()
+		// The closed trades first, as every publishing path does: the trades carry folds
+		// them.
+		if _, err := q.PublishPerpdexClosedTrades(ctx); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
 		ps, err := q.PublishPerpdexDaily(ctx)
 		if err != nil {
 			t.Fatalf("%s: %v", what, err)
@@ -469,6 +489,8 @@ func TestPerpdexBoardIncremental(t *testing.T) {
 		for _, p := range ps {
 			if p.Table == lake.PerpdexWalletCarry.Name {
 				pdCarryWrote(t, q, what, p, written, removed)
+			} else if p.Table == lake.PerpdexTradesCarry.Name {
+				pdTradesCarryWrote(t, q, what, p, written, removed)
 			} else if p.Table != lake.PerpdexFillsDaily.Name && p.Table != lake.PerpdexBuildersDaily.Name {
 				if len(p.Written)+len(p.Removed) != 0 { // only fills files changed
 					t.Fatalf("%s: %+v", what, p)
@@ -553,7 +575,7 @@ func TestPerpdexDailyLayoutRepublishes(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, p := range ps {
-		if p.Table == lake.PerpdexWalletCarry.Name { // folded from dates rewritten alike: the same bytes
+		if p.Table == lake.PerpdexWalletCarry.Name || p.Table == lake.PerpdexTradesCarry.Name { // folded from dates rewritten alike: the same bytes
 			if len(p.Written)+len(p.Removed) != 0 {
 				t.Fatalf("carry rewritten for an unchanged source: %+v", p)
 			}
@@ -648,7 +670,7 @@ func TestPerpdexBoardCarrySparseWallets(t *testing.T) {
 	lo, hi := perpdexBoardDays(start, at, true)
 	cs, ce, whole, _ := q.perpdexCarryDates(start, hi, true)
 	want := map[string]float64{sparse[0].wallet: 1000, sparse[1].wallet: 2000, sparse[2].wallet: 3000}
-	for _, r := range boardRowsOf(t, q, perpdexBoardSQL, start, at, "0x", "0y", lab.current, bs, be, lo, hi, cs, ce, true, whole) {
+	for _, r := range boardRowsOf(t, q, perpdexBoardSQL, start, at, "0x", "0y", lab.current, bs, be, lo, hi, cs, ce, true, whole, nil, start) {
 		if w, ok := want[r[0].(string)]; ok {
 			if r[2].(float64) != w {
 				t.Fatalf("%s: start equity %v, want %v", r[0], r[2], w)
@@ -694,7 +716,7 @@ func TestPerpdexCarryOtherLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := ps[len(ps)-1]; p.Table != lake.PerpdexWalletCarry.Name || len(p.Written) != len(done) {
+	if p := ps[len(ps)-2]; p.Table != lake.PerpdexWalletCarry.Name || len(p.Written) != len(done) {
 		t.Fatalf("carry after another layout: %+v, want %d dates written", p, len(done))
 	}
 	pdCarryMatches(t, q, "other layout")
@@ -703,7 +725,187 @@ func TestPerpdexCarryOtherLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := ps[len(ps)-1]; len(p.Written)+len(p.Removed) != 0 {
-		t.Fatalf("nothing changed: %+v", p)
+	for _, p := range ps[len(ps)-2:] {
+		if len(p.Written)+len(p.Removed) != 0 {
+			t.Fatalf("nothing changed: %+v", p)
+		}
+	}
+}
+
+// pdTradesCarryWrote fails unless a trades carry publication after fills files changed
+// (or were removed) rewrote the close dates from one on, no later than the first at or
+// after the first change (a fill closing a position never seen open can move an older
+// trade's close, so the first rewritten may be earlier), and kept the dates before it.
+func pdTradesCarryWrote(t *testing.T, q *Queries, what string, p DailyPublication, changed, removed []string) {
+	t.Helper()
+	first := slices.Min(append(slices.Clone(changed), removed...))
+	done, err := readSidecar[carrySource](tradesCarrySidecar(q.dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dates []string
+	for d := range done {
+		dates = append(dates, d)
+	}
+	slices.Sort(dates)
+	if len(p.Written) == 0 {
+		t.Fatalf("%s: trades carry wrote nothing", what)
+	}
+	from := slices.Index(dates, p.Written[0])
+	if from <= 0 || !slices.Equal(p.Written, dates[from:]) {
+		t.Fatalf("%s: trades carry wrote %v, not the dates from one on of %v", what, p.Written, dates)
+	}
+	for _, d := range dates {
+		if d >= first {
+			if p.Written[0] > d {
+				t.Fatalf("%s: trades carry wrote from %s, after %s (the first change %s)", what, p.Written[0], d, first)
+			}
+			break
+		}
+	}
+}
+
+// pdTradesCarryMatches fails unless every close date of a complete trade has a current
+// perpdex_trades_carry entry holding what plain Go computes from the published complete trades closed on or
+// before it, taken one by one in the board's order (close_ts, asset, trade_no): the
+// counts, the sums (to 1e-9 of their size: the carry's are exact decimals of each
+// trade's PnL to 10 places), the durations, the longest runs and the runs at the end.
+func pdTradesCarryMatches(t *testing.T, q *Queries, what string) {
+	t.Helper()
+	type trade struct {
+		wallet, dir string
+		close       time.Time
+		pnl         float64
+		dur         int64
+	}
+	rows, err := q.db.Query(`SELECT wallet, direction, close_ts, realized_pnl, open_ts FROM perpdex_closed_trades
+		WHERE is_complete ORDER BY wallet, close_ts, asset, trade_no`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var trades []trade
+	for rows.Next() {
+		var tr trade
+		var open time.Time
+		if err := rows.Scan(&tr.wallet, &tr.dir, &tr.close, &tr.pnl, &open); err != nil {
+			t.Fatal(err)
+		}
+		tr.dur = (tr.close.UnixMicro() - open.UnixMicro()) / 1_000_000
+		trades = append(trades, tr)
+	}
+	rows.Close()
+	done, err := readSidecar[carrySource](tradesCarrySidecar(q.dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	version, err := q.closedTradesVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dates, chains, err := q.tradesCarryChains(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(done) != len(dates) || len(dates) == 0 {
+		t.Fatalf("%s: trades carry sidecar has %d dates, the trades close on %d", what, len(done), len(dates))
+	}
+	type carry struct {
+		n, wins, losses, longs, longWins, shorts, shortWins, dur, maxW, maxL, runW, runL int64
+		pnl, longPnl, shortPnl, grossWin, grossLoss                                      float64
+	}
+	checked := 0
+	for _, d := range dates {
+		if done[d].Chain != chains[d] || done[d].Layout != tradesCarryLayout || done[d].Trades != version {
+			t.Fatalf("%s: trades carry of %s not current", what, d)
+		}
+		end, _ := time.Parse(time.DateOnly, d)
+		end = end.Add(24 * time.Hour)
+		want := map[string]*carry{}
+		for _, tr := range trades {
+			if !tr.close.Before(end) {
+				continue
+			}
+			c := want[tr.wallet]
+			if c == nil {
+				c = &carry{}
+				want[tr.wallet] = c
+			}
+			c.n++
+			c.pnl += tr.pnl
+			c.dur += tr.dur
+			win, loss := tr.pnl > 0, tr.pnl < 0
+			if tr.dir == "long" {
+				c.longs++
+				c.longPnl += tr.pnl
+			} else {
+				c.shorts++
+				c.shortPnl += tr.pnl
+			}
+			switch {
+			case win:
+				c.wins++
+				c.grossWin += tr.pnl
+				if tr.dir == "long" {
+					c.longWins++
+				} else {
+					c.shortWins++
+				}
+				c.runW, c.runL = c.runW+1, 0
+			case loss:
+				c.losses++
+				c.grossLoss += tr.pnl
+				c.runW, c.runL = 0, c.runL+1
+			default:
+				c.runW, c.runL = 0, 0
+			}
+			c.maxW, c.maxL = max(c.maxW, c.runW), max(c.maxL, c.runL)
+		}
+		if done[d].Rows != int64(len(want)) {
+			t.Fatalf("%s: trades carry of %s has %d rows, want %d", what, d, done[d].Rows, len(want))
+		}
+		if len(want) == 0 {
+			continue
+		}
+		rows, err := q.db.Query(`SELECT wallet, n, wins, losses, longs, long_wins, shorts, short_wins, dur_s, max_w, max_l, run_w, run_l,
+			pnl_x::DOUBLE, long_pnl_x::DOUBLE, short_pnl_x::DOUBLE, gross_win_x::DOUBLE, gross_loss_x::DOUBLE
+			FROM perpdex_trades_carry WHERE date = $1::DATE`, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := 0
+		for rows.Next() {
+			var w string
+			var c carry
+			if err := rows.Scan(&w, &c.n, &c.wins, &c.losses, &c.longs, &c.longWins, &c.shorts, &c.shortWins, &c.dur, &c.maxW, &c.maxL,
+				&c.runW, &c.runL, &c.pnl, &c.longPnl, &c.shortPnl, &c.grossWin, &c.grossLoss); err != nil {
+				t.Fatal(err)
+			}
+			e := want[w]
+			if e == nil {
+				t.Fatalf("%s: trades carry of %s has %s, which closed no complete trade by then", what, d, w)
+			}
+			near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
+			ints := [][2]int64{{c.n, e.n}, {c.wins, e.wins}, {c.losses, e.losses}, {c.longs, e.longs}, {c.longWins, e.longWins},
+				{c.shorts, e.shorts}, {c.shortWins, e.shortWins}, {c.dur, e.dur}, {c.maxW, e.maxW}, {c.maxL, e.maxL}, {c.runW, e.runW}, {c.runL, e.runL}}
+			for i, p := range ints {
+				if p[0] != p[1] {
+					t.Fatalf("%s: trades carry of %s, %s: figure %d is %d, want %d (%+v against %+v)", what, d, w, i, p[0], p[1], c, *e)
+				}
+			}
+			if !near(c.pnl, e.pnl) || !near(c.longPnl, e.longPnl) || !near(c.shortPnl, e.shortPnl) || !near(c.grossWin, e.grossWin) || !near(c.grossLoss, e.grossLoss) {
+				t.Fatalf("%s: trades carry of %s, %s: sums %+v, want %+v", what, d, w, c, *e)
+			}
+			if c.maxW > 1 || c.maxL > 1 {
+				checked++
+			}
+			got++
+		}
+		rows.Close()
+		if got != len(want) {
+			t.Fatalf("%s: trades carry of %s has %d wallets, want %d", what, d, got, len(want))
+		}
+	}
+	if checked == 0 {
+		t.Fatalf("%s: no run longer than one trade: the streaks prove nothing", what)
 	}
 }

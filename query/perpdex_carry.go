@@ -20,6 +20,9 @@ type carrySource struct {
 	Chain  string `json:"chain"`
 	Rows   int64  `json:"rows"`
 	Layout string `json:"layout"`
+	// Trades is, in perpdex_trades_carry's sidecar, the closed trades files the date was
+	// last checked against (closedTradesVersion).
+	Trades string `json:"trades,omitempty"`
 }
 
 // carryLayout names the fold: a date written by another (other columns) is not current.

@@ -54,7 +54,8 @@ type DailyPublication struct {
 // (perpdex_fills_daily, perpdex_positions_daily, perpdex_funding_daily and the rest of
 // perpdexDailies) up to date with their source files, recomputing only the dates whose
 // file changed, then the carry folded from them (perpdex_wallet_carry, the last entry of
-// the result: from the first changed date on). Each file is
+// the result but one: from the first changed date on), and the trades' carry
+// (perpdex_trades_carry, the last, when the closed trades are current). Each file is
 // written atomically and the sidecar updated after each date, so a cancelled
 // publication leaves every file as it was or complete, and the sidecar never names a
 // file not written.
@@ -78,8 +79,14 @@ func (q *Queries) PublishPerpdexDaily(ctx context.Context) ([]DailyPublication, 
 			return out, wrap(ctx, "perpdex daily publication", err)
 		}
 	}
-	// The carry across days, folded from the per-day tables just published.
+	// The carry across days, folded from the per-day tables just published, then the
+	// trades' carry, folded from the closed trades.
 	p, err := q.publishPerpdexCarry(ctx)
+	out = append(out, p)
+	if err != nil {
+		return out, err
+	}
+	p, err = q.publishPerpdexTradesCarry(ctx)
 	out = append(out, p)
 	return out, err
 }

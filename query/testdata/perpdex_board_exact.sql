@@ -1,6 +1,6 @@
 -- The oracle of TestPerpdexBoardSame: sql/perpdex/board.sql as it was before the
--- per-day partial sums, with exact decimal sums and mean leverage (the only change of
--- figures).
+-- per-day partial sums, with exact decimal sums and mean leverage, and exact decimal
+-- sums of the trades' PnL (the only changes of figures).
 -- PerpdexBoard computes every trader metric of one window for every wallet that has a
 -- fill in it: the rows behind /leaderboard and /leaderboard/flow-adjusted.
 -- $1 window start (inclusive), $2 window end (exclusive; the board hour), $3 <= wallet
@@ -39,11 +39,11 @@ WITH fw AS (
            count(*) FILTER (WHERE direction = 'long' AND cls = 'w')  AS long_wins,
            count(*) FILTER (WHERE direction = 'short')               AS shorts,
            count(*) FILTER (WHERE direction = 'short' AND cls = 'w') AS short_wins,
-           coalesce(sum(realized_pnl) FILTER (WHERE direction = 'long'), 0)  AS long_pnl,
-           coalesce(sum(realized_pnl) FILTER (WHERE direction = 'short'), 0) AS short_pnl,
-           coalesce(sum(realized_pnl) FILTER (WHERE cls = 'w'), 0)   AS gross_win,
-           coalesce(sum(realized_pnl) FILTER (WHERE cls = 'l'), 0)   AS gross_loss,
-           avg(realized_pnl)                                         AS expectancy,
+           coalesce(sum(CAST(realized_pnl AS DECIMAL(38, 10))) FILTER (WHERE direction = 'long'), 0)::DOUBLE  AS long_pnl,
+           coalesce(sum(CAST(realized_pnl AS DECIMAL(38, 10))) FILTER (WHERE direction = 'short'), 0)::DOUBLE AS short_pnl,
+           coalesce(sum(CAST(realized_pnl AS DECIMAL(38, 10))) FILTER (WHERE cls = 'w'), 0)::DOUBLE   AS gross_win,
+           coalesce(sum(CAST(realized_pnl AS DECIMAL(38, 10))) FILTER (WHERE cls = 'l'), 0)::DOUBLE   AS gross_loss,
+           sum(CAST(realized_pnl AS DECIMAL(38, 10)))::DOUBLE / count(*) AS expectancy,
            avg(dur)                                                  AS avg_dur
     FROM t
     GROUP BY wallet

@@ -22,6 +22,10 @@
 -- whole. $13 is the window "all"'s carry date ($11; NULL for other windows or without
 -- the carry): the fills, drawdowns, leverage and funding of its complete days (every day
 -- before $9) come from that one date of the carry instead of every day's partial sums.
+-- $14 is the window "all"'s perpdex_trades_carry date (query/perpdex_trades_carry.go;
+-- NULL for other windows or without one) and $15 the instant its raw trades start (the
+-- midnight after $14, else $1): the trade counts, sums and streaks up to it come from
+-- that one date instead of a window over every closed trade of the history.
 -- The date conditions beside the time ones let DuckDB skip whole date partitions
 -- before opening them (a partition's date is its rows' time's date, as
 -- cohort_snapshot_at.sql also relies on): with a year of files, a window opens its own.
@@ -84,27 +88,44 @@ WITH fd AS (
           WHERE time >= $9::TIMESTAMP AND time < $2::TIMESTAMP AND date >= CAST($9::TIMESTAMP AS DATE) AND date <= CAST($2::TIMESTAMP AS DATE) AND wallet >= $3 AND wallet < $4 AND wallet IN (SELECT wallet FROM fw))
     GROUP BY wallet
 ), t AS (
-    SELECT wallet, direction, realized_pnl, trade_no, asset, close_ts,
+    -- The window's complete trades ($15 = $1), or, for the window "all" with its carry
+    -- ($14), the trades after the carry's date ($15, the next midnight).
+    SELECT wallet, direction, CAST(realized_pnl AS DECIMAL(38, 10)) AS pnl, trade_no, asset, close_ts,
            (epoch_us(close_ts) - epoch_us(open_ts)) // 1000000 AS dur,
            CASE WHEN realized_pnl > 0 THEN 'w' WHEN realized_pnl < 0 THEN 'l' ELSE 'f' END AS cls
     FROM perpdex_closed_trades
-    WHERE is_complete AND close_ts >= $1::TIMESTAMP AND close_ts < $2::TIMESTAMP AND wallet >= $3 AND wallet < $4
+    WHERE is_complete AND close_ts >= $15::TIMESTAMP AND close_ts < $2::TIMESTAMP AND wallet >= $3 AND wallet < $4
+), tc AS (
+    -- The window "all"'s trades up to the end of $14 (perpdex_trades_carry).
+    SELECT * EXCLUDE (date) FROM perpdex_trades_carry WHERE date = CAST($14 AS DATE) AND wallet >= $3 AND wallet < $4
 ), tr AS (
-    SELECT wallet,
-           count(*)                                                  AS n,
-           count(*) FILTER (WHERE cls = 'w')                         AS wins,
-           count(*) FILTER (WHERE cls = 'l')                         AS losses,
-           count(*) FILTER (WHERE direction = 'long')                AS longs,
-           count(*) FILTER (WHERE direction = 'long' AND cls = 'w')  AS long_wins,
-           count(*) FILTER (WHERE direction = 'short')               AS shorts,
-           count(*) FILTER (WHERE direction = 'short' AND cls = 'w') AS short_wins,
-           coalesce(sum(realized_pnl) FILTER (WHERE direction = 'long'), 0)  AS long_pnl,
-           coalesce(sum(realized_pnl) FILTER (WHERE direction = 'short'), 0) AS short_pnl,
-           coalesce(sum(realized_pnl) FILTER (WHERE cls = 'w'), 0)   AS gross_win,
-           coalesce(sum(realized_pnl) FILTER (WHERE cls = 'l'), 0)   AS gross_loss,
-           avg(realized_pnl)                                         AS expectancy,
-           avg(dur)                                                  AS avg_dur
-    FROM t
+    -- Exact decimal sums (each trade's PnL to 10 places), so the carry's grouping gives
+    -- the same bits as the trades one by one.
+    SELECT wallet, CAST(sum(n) AS BIGINT) AS n, CAST(sum(wins) AS BIGINT) AS wins, CAST(sum(losses) AS BIGINT) AS losses, CAST(sum(longs) AS BIGINT) AS longs,
+           CAST(sum(long_wins) AS BIGINT) AS long_wins, CAST(sum(shorts) AS BIGINT) AS shorts, CAST(sum(short_wins) AS BIGINT) AS short_wins,
+           sum(long_pnl_x)::DOUBLE AS long_pnl, sum(short_pnl_x)::DOUBLE AS short_pnl,
+           sum(gross_win_x)::DOUBLE AS gross_win, sum(gross_loss_x)::DOUBLE AS gross_loss,
+           sum(pnl_x)::DOUBLE / sum(n) AS expectancy, CAST(sum(dur_s) AS DOUBLE) / sum(n) AS avg_dur
+    FROM (SELECT wallet,
+                 count(*)                                                  AS n,
+                 count(*) FILTER (WHERE cls = 'w')                         AS wins,
+                 count(*) FILTER (WHERE cls = 'l')                         AS losses,
+                 count(*) FILTER (WHERE direction = 'long')                AS longs,
+                 count(*) FILTER (WHERE direction = 'long' AND cls = 'w')  AS long_wins,
+                 count(*) FILTER (WHERE direction = 'short')               AS shorts,
+                 count(*) FILTER (WHERE direction = 'short' AND cls = 'w') AS short_wins,
+                 coalesce(sum(pnl) FILTER (WHERE direction = 'long'), 0)   AS long_pnl_x,
+                 coalesce(sum(pnl) FILTER (WHERE direction = 'short'), 0)  AS short_pnl_x,
+                 coalesce(sum(pnl) FILTER (WHERE cls = 'w'), 0)            AS gross_win_x,
+                 coalesce(sum(pnl) FILTER (WHERE cls = 'l'), 0)            AS gross_loss_x,
+                 sum(pnl)                                                  AS pnl_x,
+                 sum(dur)                                                  AS dur_s
+          FROM t
+          GROUP BY wallet
+          UNION ALL
+          SELECT wallet, n, wins, losses, longs, long_wins, shorts, short_wins, long_pnl_x, short_pnl_x,
+                 gross_win_x, gross_loss_x, pnl_x, dur_s
+          FROM tc)
     GROUP BY wallet
 ), runs AS (
     -- Streaks in one sort: a win's count of non-wins before it (nw) is the same for
@@ -116,11 +137,16 @@ WITH fd AS (
     FROM t
     WINDOW o AS (PARTITION BY wallet ORDER BY close_ts, asset, trade_no ROWS UNBOUNDED PRECEDING)
 ), streaks AS (
-    SELECT wallet,
-           coalesce(max(len) FILTER (WHERE cls = 'w'), 0) AS win_streak,
-           coalesce(max(len) FILTER (WHERE cls = 'l'), 0) AS loss_streak
-    FROM (SELECT wallet, cls, CASE WHEN cls = 'w' THEN nw ELSE nl END AS grp, count(*) AS len
-          FROM runs WHERE cls <> 'f' GROUP BY ALL)
+    -- The carry's run at the end of $14 continues into the trades' first run (grp 0).
+    SELECT wallet, max(w) AS win_streak, max(l) AS loss_streak
+    FROM (SELECT r.wallet,
+                 CASE WHEN r.cls = 'w' THEN r.len + CASE WHEN r.grp = 0 THEN coalesce(tc.run_w, 0) ELSE 0 END ELSE 0 END AS w,
+                 CASE WHEN r.cls = 'l' THEN r.len + CASE WHEN r.grp = 0 THEN coalesce(tc.run_l, 0) ELSE 0 END ELSE 0 END AS l
+          FROM (SELECT wallet, cls, CASE WHEN cls = 'w' THEN nw ELSE nl END AS grp, count(*) AS len
+                FROM runs WHERE cls <> 'f' GROUP BY ALL) r
+          LEFT JOIN tc ON tc.wallet = r.wallet
+          UNION ALL
+          SELECT wallet, max_w, max_l FROM tc)
     GROUP BY wallet
 ), seg AS (
     -- The window's equity series ($1 and $2 both included) as per-day segments where
