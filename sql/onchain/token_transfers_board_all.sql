@@ -61,11 +61,11 @@ agg AS (
     GROUP BY p.period, x.token, x.address
 ),
 tabs AS (
-    SELECT 'bought' AS tab, * FROM agg WHERE bought > 0
-    QUALIFY row_number() OVER (PARTITION BY period, token ORDER BY bought DESC, address) <= $7
+    SELECT 'bought' AS tab, unnest(x, recursive := true)
+    FROM (SELECT arg_min(agg, (-bought, address), $7) AS x FROM agg WHERE bought > 0 GROUP BY period, token)
     UNION ALL
-    SELECT 'sold', * FROM agg WHERE sold > 0
-    QUALIFY row_number() OVER (PARTITION BY period, token ORDER BY sold DESC, address) <= $7
+    SELECT 'sold', unnest(x, recursive := true)
+    FROM (SELECT arg_min(agg, (-sold, address), $7) AS x FROM agg WHERE sold > 0 GROUP BY period, token)
 )
 SELECT $1 || '.' || t.period AS board, t.token, t.tab, t.address,
        t.bought, t.sold, t.usd_spent, t.usd_received,
