@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -907,5 +908,98 @@ func pdTradesCarryMatches(t *testing.T, q *Queries, what string) {
 	}
 	if checked == 0 {
 		t.Fatalf("%s: no run longer than one trade: the streaks prove nothing", what)
+	}
+}
+
+// TestPerpdexTradesCarryRepublishes: a publication with nothing changed writes no trades
+// carry date; one of another fold (layout) rewrites every date; publications cancelled
+// at random points leave no temporary file, no listed date without its file, and a
+// board of the window all that still equals the oracle (reading the carry only when the
+// whole of it is checked); the next publication completes it.
+func TestPerpdexTradesCarryRepublishes(t *testing.T) {
+	q := pdBoardQueries(t)
+	ctx := context.Background()
+	pdTradesCarryMatches(t, q, "first")
+	last := func(ps []DailyPublication) DailyPublication { return ps[len(ps)-1] }
+	ps, err := q.PublishPerpdexDaily(ctx)
+	if err != nil || last(ps).Table != lake.PerpdexTradesCarry.Name || len(last(ps).Written)+len(last(ps).Removed) != 0 {
+		t.Fatalf("nothing changed: %+v %v", ps, err)
+	}
+	side := tradesCarrySidecar(q.dir)
+	edit := func(f func(*carrySource)) int {
+		done, err := readSidecar[carrySource](side)
+		if err != nil || len(done) == 0 {
+			t.Fatal(len(done), err)
+		}
+		for d, e := range done {
+			f(&e)
+			done[d] = e
+		}
+		if err := writeSidecar(side, done); err != nil {
+			t.Fatal(err)
+		}
+		return len(done)
+	}
+	n := edit(func(e *carrySource) { e.Layout = "" })
+	p, err := q.publishPerpdexTradesCarry(ctx)
+	if err != nil || len(p.Written) != n {
+		t.Fatalf("another layout: %+v %v, want %d dates written", p, err, n)
+	}
+	pdTradesCarryMatches(t, q, "another layout")
+	at := PerpdexBoardTime(testlake.Now())
+	lab, err := q.perpdexLabelsAt(ctx, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := PerpdexWindowStart("all", at)
+	bs, be, _ := q.PerpdexBoardBatches(ctx, start, at)
+	want := boardRowsOf(t, q, perpdexBoardOracle(t, "perpdex_board_exact.sql"), start, at, "0x", "0y", lab.current)
+	board := func(what string) bool {
+		t.Helper()
+		tc, tFrom, err := q.perpdexTradesCarryDate(start, at.Truncate(24*time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lo, hi := perpdexBoardDays(start, at, true)
+		cs, ce, whole, _ := q.perpdexCarryDates(start, hi, true)
+		sameBoard(t, what, boardRowsOf(t, q, perpdexBoardSQL, start, at, "0x", "0y", lab.current, bs, be, lo, hi, cs, ce, true, whole, tc, tFrom), want)
+		return tc.Valid
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	cancelled := 0
+	for i := range 8 {
+		edit(func(e *carrySource) { e.Chain, e.Trades = "changed", "" }) // every date folded again
+		cctx, cancel := context.WithTimeout(ctx, time.Duration(rng.IntN(120))*time.Millisecond)
+		_, err := q.publishPerpdexTradesCarry(cctx)
+		cancel()
+		if err != nil {
+			cancelled++
+		}
+		done, _ := readSidecar[carrySource](side)
+		for d := range done {
+			rel, _ := lake.PerpdexTradesCarry.Path(d)
+			if !fileExists(filepath.Join(q.dir, filepath.FromSlash(rel))) {
+				t.Fatalf("round %d: %s is listed without its file", i, d)
+			}
+		}
+		filepath.Walk(filepath.Join(q.dir, "perpdex"), func(p string, info os.FileInfo, err error) error {
+			if err == nil && strings.Contains(filepath.Base(p), ".tmp-") {
+				t.Fatalf("round %d: temporary file left: %s", i, p)
+			}
+			return nil
+		})
+		if read := board(fmt.Sprintf("round %d", i)); read && err != nil {
+			t.Fatalf("round %d: a cancelled publication's carry was read", i)
+		}
+	}
+	if cancelled == 0 {
+		t.Fatal("no publication was cancelled; the test did not test cancellation")
+	}
+	if _, err := q.publishPerpdexTradesCarry(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pdTradesCarryMatches(t, q, "after cancellations")
+	if !board("after cancellations") {
+		t.Fatal("the window all read no carry after a complete publication")
 	}
 }
