@@ -95,8 +95,10 @@ cum AS (
     -- less the band's own, exact as DECIMAL; where no band before has a leg of a
     -- direction that gives 0 instead of NULL, and where none is unpriced true instead of
     -- NULL, which pt's condition reads alike (0 > 0 and NULL > 0 are both not true, and
-    -- a token with no band before has no sum before). One frame instead of two: the
-    -- window was the pass's largest operator.
+    -- a token with no band before has no sum before). "No band unpriced" is bool_and of
+    -- priced because priced is never NULL (legs_publish.sql: usd IS NOT NULL; the bands
+    -- and the edge groups take bool_and of it). One frame instead of two: the window was
+    -- the pass's largest operator.
     SELECT w, token, band, bu, su, n, cb, cbu, cs, csu, unpriced = 0 AS cp,
            cb - coalesce(b, 0) AS pb, cbu - coalesce(bu, 0) AS pbu, cs - coalesce(s, 0) AS ps, csu - coalesce(su, 0) AS psu,
            unpriced - CAST(coalesce(NOT priced, false) AS BIGINT) = 0 AS pp,
