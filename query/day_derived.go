@@ -127,10 +127,9 @@ func chainSig(prev, date, sig string) string {
 }
 
 // publishMarketTotals brings predmkt_market_totals up to date with the published
-// market days: walking the dates in order, a date whose chain of source signatures is
-// unchanged is kept; from the first changed one (a new, late, corrected or removed
-// day) each date is recomputed as the previous totals plus its day, one small file
-// each. A date left by its source is removed.
+// market days (a chainedFold over their dates): each date is the previous totals plus
+// its day, one small file each, from the first date whose chain of source signatures
+// changed (a new, late, corrected or removed day). A date left by its source is removed.
 func (q *Queries) publishMarketTotals(ctx context.Context) (DayPublication, error) {
 	const op = "predmkt market totals publication"
 	start := time.Now()
@@ -146,71 +145,37 @@ func (q *Queries) publishMarketTotals(ctx context.Context) (DayPublication, erro
 		return DayPublication{}, &StoreError{Op: op, Err: err}
 	}
 	pub := DayPublication{Table: lake.PredmktMarketTotals.Name, Partitions: len(days)}
-	for date := range done {
-		if _, ok := days[date]; !ok {
-			if err := removeDatePartition(q.dir, lake.PredmktMarketTotals, date); err != nil {
-				return pub, &StoreError{Op: op, Err: err}
-			}
-			delete(done, date)
-			if err := writeSidecar(totalsSidecar(q.dir), done); err != nil {
-				return pub, &StoreError{Op: op, Err: err}
-			}
-			pub.Removed = append(pub.Removed, date)
-		}
-	}
-	sort.Strings(pub.Removed)
 	dates := make([]string, 0, len(days))
 	for d := range days {
 		dates = append(dates, d)
 	}
 	sort.Strings(dates)
-	chain, prev, last := "", "", int64(0)
-	reloaded := false
+	// Each date's chain, and its last fill: the newest of every day up to it.
+	chains, lastAt := make(map[string]string, len(dates)), make(map[string]int64, len(dates))
+	chain, last := "", int64(0)
 	for _, date := range dates {
 		e := days[date]
 		chain = chainSig(chain, date, e.Sig)
 		if e.Rows > 0 && e.Last > last {
 			last = e.Last
 		}
-		if t, ok := done[date]; ok && t.Chain == chain {
-			if t.Rows > 0 {
-				prev = date
-			}
-			continue
-		}
-		if !reloaded {
-			// The views must match the files now: the days just published, and the totals
-			// as they are (none at all, or some removed, since the views were made).
-			if err := q.Reload(ctx); err != nil {
-				return pub, wrap(ctx, op, err)
-			}
-			reloaded = true
-		}
-		if err := q.ensureView(ctx, lake.PredmktMarketTotals); err != nil { // its first file
-			return pub, wrap(ctx, op, err)
-		}
-		n, err := lake.CopyQuery(ctx, q.db, q.dir, lake.PredmktMarketTotals, []string{date}, predmktMarketTotalsSQL, prev, date)
-		if err != nil {
-			return pub, wrap(ctx, op, err)
-		}
-		if n == 0 {
-			if err := removeDatePartition(q.dir, lake.PredmktMarketTotals, date); err != nil {
-				return pub, &StoreError{Op: op, Err: err}
-			}
-		} else {
-			prev = date
-		}
-		done[date] = totalsSource{Chain: chain, Rows: n, Last: last}
-		if err := writeSidecar(totalsSidecar(q.dir), done); err != nil {
-			return pub, &StoreError{Op: op, Err: err}
-		}
-		pub.Written = append(pub.Written, date)
+		chains[date], lastAt[date] = chain, last
 	}
-	if err := q.ensureView(ctx, lake.PredmktMarketTotals); err != nil {
-		return pub, wrap(ctx, op, err)
+	fold := chainedFold[totalsSource]{
+		op: op, table: lake.PredmktMarketTotals, sidecar: totalsSidecar(q.dir),
+		current: func(e totalsSource, chain string) bool { return e.Chain == chain },
+		rows:    func(e totalsSource) int64 { return e.Rows },
+		entry: func(date, chain string, n int64) totalsSource {
+			return totalsSource{Chain: chain, Rows: n, Last: lastAt[date]}
+		},
+		// The views must match the files now: the days just published, and the totals
+		// as they are (none at all, or some removed, since the views were made).
+		reload: true,
+		start:  foldQuery(q, lake.PredmktMarketTotals, predmktMarketTotalsSQL),
 	}
+	err = fold.publish(ctx, q, dates, chains, done, &pub)
 	pub.Took = time.Since(start)
-	return pub, nil
+	return pub, err
 }
 
 // marketTotalsDate is the latest date whose published totals stand in for every trades

@@ -133,7 +133,7 @@ func BenchmarkPerpdexDailyPublication(b *testing.B) {
 		// glob (date=*) does not see it.
 		aside = append(aside, filepath.Join(filepath.Dir(n), ".bench-"+filepath.Base(n)))
 	}
-	written := func(ps []DailyPublication) int {
+	written := func(ps []DayPublication) int {
 		n := 0
 		for _, p := range ps {
 			n += len(p.Written)

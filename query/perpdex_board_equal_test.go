@@ -407,7 +407,7 @@ func TestPerpdexBuildersBoardSame(t *testing.T) {
 // pdCarryWrote fails unless a carry publication after the per-day tables wrote (or
 // removed) changed (and removed) rewrote exactly the carry dates from the first of them
 // on: the dates before it keep their files.
-func pdCarryWrote(t *testing.T, q *Queries, what string, p DailyPublication, changed, removed []string) {
+func pdCarryWrote(t *testing.T, q *Queries, what string, p DayPublication, changed, removed []string) {
 	t.Helper()
 	first := slices.Min(append(slices.Clone(changed), removed...))
 	done, err := readSidecar[carrySource](carrySidecar(q.dir))
@@ -737,10 +737,10 @@ func TestPerpdexCarryOtherLayout(t *testing.T) {
 // (or were removed) rewrote the close dates from one on, no later than the first at or
 // after the first change (a fill closing a position never seen open can move an older
 // trade's close, so the first rewritten may be earlier), and kept the dates before it.
-func pdTradesCarryWrote(t *testing.T, q *Queries, what string, p DailyPublication, changed, removed []string) {
+func pdTradesCarryWrote(t *testing.T, q *Queries, what string, p DayPublication, changed, removed []string) {
 	t.Helper()
 	first := slices.Min(append(slices.Clone(changed), removed...))
-	done, err := readSidecar[carrySource](tradesCarrySidecar(q.dir))
+	done, err := readSidecar[tradesCarrySource](tradesCarrySidecar(q.dir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -795,7 +795,7 @@ func pdTradesCarryMatches(t *testing.T, q *Queries, what string) {
 		trades = append(trades, tr)
 	}
 	rows.Close()
-	done, err := readSidecar[carrySource](tradesCarrySidecar(q.dir))
+	done, err := readSidecar[tradesCarrySource](tradesCarrySidecar(q.dir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -920,14 +920,14 @@ func TestPerpdexTradesCarryRepublishes(t *testing.T) {
 	q := pdBoardQueries(t)
 	ctx := context.Background()
 	pdTradesCarryMatches(t, q, "first")
-	last := func(ps []DailyPublication) DailyPublication { return ps[len(ps)-1] }
+	last := func(ps []DayPublication) DayPublication { return ps[len(ps)-1] }
 	ps, err := q.PublishPerpdexDaily(ctx)
 	if err != nil || last(ps).Table != lake.PerpdexTradesCarry.Name || len(last(ps).Written)+len(last(ps).Removed) != 0 {
 		t.Fatalf("nothing changed: %+v %v", ps, err)
 	}
 	side := tradesCarrySidecar(q.dir)
-	edit := func(f func(*carrySource)) int {
-		done, err := readSidecar[carrySource](side)
+	edit := func(f func(*tradesCarrySource)) int {
+		done, err := readSidecar[tradesCarrySource](side)
 		if err != nil || len(done) == 0 {
 			t.Fatal(len(done), err)
 		}
@@ -940,7 +940,7 @@ func TestPerpdexTradesCarryRepublishes(t *testing.T) {
 		}
 		return len(done)
 	}
-	n := edit(func(e *carrySource) { e.Layout = "" })
+	n := edit(func(e *tradesCarrySource) { e.Layout = "" })
 	p, err := q.publishPerpdexTradesCarry(ctx)
 	if err != nil || len(p.Written) != n {
 		t.Fatalf("another layout: %+v %v, want %d dates written", p, err, n)
@@ -968,14 +968,14 @@ func TestPerpdexTradesCarryRepublishes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	cancelled := 0
 	for i := range 8 {
-		edit(func(e *carrySource) { e.Chain, e.Trades = "changed", "" }) // every date folded again
+		edit(func(e *tradesCarrySource) { e.Chain, e.Trades = "changed", "" }) // every date folded again
 		cctx, cancel := context.WithTimeout(ctx, time.Duration(rng.IntN(120))*time.Millisecond)
 		_, err := q.publishPerpdexTradesCarry(cctx)
 		cancel()
 		if err != nil {
 			cancelled++
 		}
-		done, _ := readSidecar[carrySource](side)
+		done, _ := readSidecar[tradesCarrySource](side)
 		for d := range done {
 			rel, _ := lake.PerpdexTradesCarry.Path(d)
 			if !fileExists(filepath.Join(q.dir, filepath.FromSlash(rel))) {

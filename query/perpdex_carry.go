@@ -20,9 +20,6 @@ type carrySource struct {
 	Chain  string `json:"chain"`
 	Rows   int64  `json:"rows"`
 	Layout string `json:"layout"`
-	// Trades is, in perpdex_trades_carry's sidecar, the closed trades files the date was
-	// last checked against (closedTradesVersion).
-	Trades string `json:"trades,omitempty"`
 }
 
 // carryLayout names the fold: a date written by another (other columns) is not current.
@@ -37,16 +34,14 @@ func carrySidecar(dir string) string {
 var carrySources = []*perpdexDaily{perpdexAccountsDaily, perpdexFillsDaily, perpdexFundingDaily, perpdexPositionsDaily}
 
 // publishPerpdexCarry brings perpdex_wallet_carry up to date with the per-day tables
-// it folds, just published: walking the dates in order, a date whose chain of signatures is
-// unchanged is kept; from the first changed one (a new, late, corrected or removed day)
-// each date is recomputed as the previous carry plus its day, one small file each. A
-// date gone from every source is removed. Each file is written atomically and the
-// sidecar after it, so a cancelled publication leaves a prefix of the chain current and
-// the rest recomputed next time.
-func (q *Queries) publishPerpdexCarry(ctx context.Context) (DailyPublication, error) {
+// it folds, just published (a chainedFold over the dates of any of them): each date is
+// the previous carry plus its day, one small file each, from the first date whose chain
+// of the tables' signatures changed (a new, late, corrected or removed day). A date
+// gone from every source is removed.
+func (q *Queries) publishPerpdexCarry(ctx context.Context) (DayPublication, error) {
 	const op = "perpdex_wallet_carry publication"
 	start := time.Now()
-	pub := DailyPublication{Table: lake.PerpdexWalletCarry.Name}
+	pub := DayPublication{Table: lake.PerpdexWalletCarry.Name}
 	srcs := make([]map[string]string, len(carrySources))
 	has := map[string]bool{}
 	for i, t := range carrySources {
@@ -63,88 +58,35 @@ func (q *Queries) publishPerpdexCarry(ctx context.Context) (DailyPublication, er
 	if err != nil {
 		return pub, &StoreError{Op: op, Err: err}
 	}
-	for _, e := range done {
-		if e.Layout != carryLayout {
-			// Written by another fold: every date is rewritten, and the files go first, as
-			// the fold reads the previous date through the table's view, which a file of
-			// other columns would give the wrong ones.
-			for d := range done {
-				if err := removeDatePartition(q.dir, lake.PerpdexWalletCarry, d); err != nil {
-					return pub, &StoreError{Op: op, Err: err}
-				}
-			}
-			done = map[string]carrySource{}
-			if err := writeSidecar(carrySidecar(q.dir), done); err != nil {
-				return pub, &StoreError{Op: op, Err: err}
-			}
-			if err := q.Reload(ctx); err != nil {
-				return pub, wrap(ctx, op, err)
-			}
-			break
-		}
-	}
 	dates := make([]string, 0, len(has))
 	for d := range has {
 		dates = append(dates, d)
 	}
 	sort.Strings(dates)
 	pub.Partitions = len(dates)
-	for d := range done {
-		if !has[d] {
-			if err := removeDatePartition(q.dir, lake.PerpdexWalletCarry, d); err != nil {
-				return pub, &StoreError{Op: op, Err: err}
-			}
-			delete(done, d)
-			if err := writeSidecar(carrySidecar(q.dir), done); err != nil {
-				return pub, &StoreError{Op: op, Err: err}
-			}
-			pub.Removed = append(pub.Removed, d)
-		}
-	}
-	sort.Strings(pub.Removed)
-	chain, prev := "", ""
+	chains := make(map[string]string, len(dates))
+	chain := ""
 	for _, d := range dates {
 		sig := ""
 		for i, t := range carrySources {
 			sig += t.dst.Name + " " + srcs[i][d] + "; "
 		}
 		chain = chainSig(chain, d, sig)
-		if t, ok := done[d]; ok && t.Chain == chain && t.Layout == carryLayout {
-			if t.Rows > 0 {
-				prev = d
-			}
-			continue
-		}
-		if err := q.ensureView(ctx, lake.PerpdexWalletCarry); err != nil { // its first file
-			return pub, wrap(ctx, op, err)
-		}
-		n, err := lake.CopyQuery(ctx, q.db, q.dir, lake.PerpdexWalletCarry, []string{d}, perpdexWalletCarrySQL, prev, d)
-		if err != nil {
-			return pub, wrap(ctx, op, err)
-		}
-		if n == 0 {
-			if err := removeDatePartition(q.dir, lake.PerpdexWalletCarry, d); err != nil {
-				return pub, &StoreError{Op: op, Err: err}
-			}
-		} else {
-			prev = d
-		}
-		done[d] = carrySource{Chain: chain, Rows: n, Layout: carryLayout}
-		if err := writeSidecar(carrySidecar(q.dir), done); err != nil {
-			return pub, &StoreError{Op: op, Err: err}
-		}
-		pub.Written = append(pub.Written, d)
+		chains[d] = chain
 	}
-	if len(pub.Removed) > 0 {
-		// The view of a table whose dates were removed (perhaps its last file).
-		if err := q.Reload(ctx); err != nil {
-			return pub, wrap(ctx, op, err)
-		}
-	} else if err := q.ensureView(ctx, lake.PerpdexWalletCarry); err != nil {
-		return pub, wrap(ctx, op, err)
+	fold := chainedFold[carrySource]{
+		op: op, table: lake.PerpdexWalletCarry, sidecar: carrySidecar(q.dir),
+		current: func(e carrySource, chain string) bool { return e.Chain == chain && e.Layout == carryLayout },
+		foreign: func(e carrySource) bool { return e.Layout != carryLayout },
+		rows:    func(e carrySource) int64 { return e.Rows },
+		entry: func(_, chain string, n int64) carrySource {
+			return carrySource{Chain: chain, Rows: n, Layout: carryLayout}
+		},
+		start: foldQuery(q, lake.PerpdexWalletCarry, perpdexWalletCarrySQL),
 	}
+	err = fold.publish(ctx, q, dates, chains, done, &pub)
 	pub.Took = time.Since(start)
-	return pub, nil
+	return pub, err
 }
 
 // perpdexCarryDates returns the perpdex_wallet_carry dates a board of the window

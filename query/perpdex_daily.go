@@ -41,15 +41,6 @@ var (
 
 var perpdexDailyLocks sync.Map // lake dir -> *sync.Mutex
 
-// DailyPublication is what one publication of a per-day partial-sum table did.
-type DailyPublication struct {
-	Table      string
-	Partitions int      // source date partitions
-	Written    []string // dates recomputed
-	Removed    []string // dates whose source disappeared
-	Took       time.Duration
-}
-
 // PublishPerpdexDaily brings the perpetuals boards' per-day partial sums
 // (perpdex_fills_daily, perpdex_positions_daily, perpdex_funding_daily and the rest of
 // perpdexDailies) up to date with their source files, recomputing only the dates whose
@@ -59,11 +50,11 @@ type DailyPublication struct {
 // written atomically and the sidecar updated after each date, so a cancelled
 // publication leaves every file as it was or complete, and the sidecar never names a
 // file not written.
-func (q *Queries) PublishPerpdexDaily(ctx context.Context) ([]DailyPublication, error) {
+func (q *Queries) PublishPerpdexDaily(ctx context.Context) ([]DayPublication, error) {
 	mu, _ := perpdexDailyLocks.LoadOrStore(q.dir, &sync.Mutex{})
 	mu.(*sync.Mutex).Lock()
 	defer mu.(*sync.Mutex).Unlock()
-	var out []DailyPublication
+	var out []DayPublication
 	reloaded := false
 	for _, d := range perpdexDailies {
 		p, err := q.publishDaily(ctx, d, &reloaded)
@@ -93,18 +84,18 @@ func (q *Queries) PublishPerpdexDaily(ctx context.Context) ([]DailyPublication, 
 
 // publishDaily brings one partial-sum table up to date; reloaded says whether the
 // views were reloaded for this publication already (once before the first write).
-func (q *Queries) publishDaily(ctx context.Context, t *perpdexDaily, reloaded *bool) (DailyPublication, error) {
+func (q *Queries) publishDaily(ctx context.Context, t *perpdexDaily, reloaded *bool) (DayPublication, error) {
 	op := t.dst.Name + " publication"
 	start := time.Now()
 	src, err := datePartitions(q.dir, t.src)
 	if err != nil {
-		return DailyPublication{Table: t.dst.Name}, &StoreError{Op: op, Err: err}
+		return DayPublication{Table: t.dst.Name}, &StoreError{Op: op, Err: err}
 	}
 	done, err := readSidecar[string](filepath.Join(q.dir, filepath.FromSlash(t.sidecar)))
 	if err != nil {
-		return DailyPublication{Table: t.dst.Name}, &StoreError{Op: op, Err: err}
+		return DayPublication{Table: t.dst.Name}, &StoreError{Op: op, Err: err}
 	}
-	pub := DailyPublication{Table: t.dst.Name, Partitions: len(src)}
+	pub := DayPublication{Table: t.dst.Name, Partitions: len(src)}
 	// The file layout is part of what a date was written as: a change of the table's
 	// row groups rewrites every date once, so no file keeps the old layout.
 	layout := ""

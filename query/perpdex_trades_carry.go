@@ -21,6 +21,18 @@ var (
 // tradesCarryLayout names the fold: a date written by another is not current.
 var tradesCarryLayout = chainSig("", "sql", perpdexTradesDaysSQL+perpdexTradesCarrySQL+perpdexTradesDigestSQL)
 
+// tradesCarrySource is the sidecar entry of one perpdex_trades_carry date: the chain
+// of the closed trades' digests of every close date up to it (tradesCarryChains) it was
+// folded from, its rows, the fold it was written by (tradesCarryLayout) and the closed
+// trades files it was last checked against (closedTradesVersion): a board reads the
+// carry only when every date was checked against the files it reads itself.
+type tradesCarrySource struct {
+	Chain  string `json:"chain"`
+	Rows   int64  `json:"rows"`
+	Layout string `json:"layout"`
+	Trades string `json:"trades,omitempty"`
+}
+
 func tradesCarrySidecar(dir string) string {
 	return filepath.Join(dir, filepath.FromSlash(lake.PerpdexTradesCarry.Prefix), "_sources.json")
 }
@@ -72,15 +84,14 @@ func (q *Queries) tradesCarryChains(ctx context.Context) (dates []string, chains
 // carry as it is, and a board reads none of it: see perpdexTradesCarryDate; the closed
 // trades' own publication comes first in every publishing path). When the closed
 // trades files changed since the carry was last checked, their digest per close date
-// decides: walking the close dates in order, a date whose chain of digests is unchanged
-// is kept; from the first changed one each date is the previous carry plus its day's
-// trades, one small file each, the days' pieces computed once for all of them
-// (sql/perpdex/trades_days.sql). Each file is written atomically and the sidecar after
-// it, so a cancelled publication leaves a prefix of the chain current.
-func (q *Queries) publishPerpdexTradesCarry(ctx context.Context) (DailyPublication, error) {
+// decides (a chainedFold over the close dates): from the first date whose chain of
+// digests changed, each date is the previous carry plus its day's trades, one small
+// file each, the days' pieces computed once for all of them
+// (sql/perpdex/trades_days.sql).
+func (q *Queries) publishPerpdexTradesCarry(ctx context.Context) (DayPublication, error) {
 	const op = "perpdex_trades_carry publication"
 	start := time.Now()
-	pub := DailyPublication{Table: lake.PerpdexTradesCarry.Name}
+	pub := DayPublication{Table: lake.PerpdexTradesCarry.Name}
 	_, _, _, cur, err := q.closedTradesCurrent()
 	if err != nil {
 		return pub, &StoreError{Op: op, Err: err}
@@ -93,7 +104,7 @@ func (q *Queries) publishPerpdexTradesCarry(ctx context.Context) (DailyPublicati
 	if err != nil {
 		return pub, &StoreError{Op: op, Err: err}
 	}
-	done, err := readSidecar[carrySource](tradesCarrySidecar(q.dir))
+	done, err := readSidecar[tradesCarrySource](tradesCarrySidecar(q.dir))
 	if err != nil {
 		return pub, &StoreError{Op: op, Err: err}
 	}
@@ -114,89 +125,46 @@ func (q *Queries) publishPerpdexTradesCarry(ctx context.Context) (DailyPublicati
 		return pub, wrap(ctx, op, err)
 	}
 	pub.Partitions = len(dates)
-	other := false
-	for _, e := range done {
-		other = other || e.Layout != tradesCarryLayout
+	fold := chainedFold[tradesCarrySource]{
+		op: op, table: lake.PerpdexTradesCarry, sidecar: tradesCarrySidecar(q.dir),
+		current: func(e tradesCarrySource, chain string) bool {
+			return e.Chain == chain && e.Layout == tradesCarryLayout
+		},
+		foreign: func(e tradesCarrySource) bool { return e.Layout != tradesCarryLayout },
+		rows:    func(e tradesCarrySource) int64 { return e.Rows },
+		entry: func(_, chain string, n int64) tradesCarrySource {
+			return tradesCarrySource{Chain: chain, Rows: n, Layout: tradesCarryLayout, Trades: version}
+		},
+		// The dates kept were checked against these closed trades files.
+		kept: func(_ string, e tradesCarrySource) tradesCarrySource {
+			e.Trades = version
+			return e
+		},
+		start: func(ctx context.Context, first string) (func(context.Context, string, string) (int64, error), func(), error) {
+			conn, err := q.db.Conn(ctx)
+			if err != nil {
+				return nil, nil, err
+			}
+			// The days' pieces from the first date folded on, once for all of them.
+			if _, err := conn.ExecContext(ctx, perpdexTradesDaysSQL, first); err != nil {
+				conn.Close()
+				return nil, nil, err
+			}
+			fold := func(ctx context.Context, prev, date string) (int64, error) {
+				return lake.CopyQuery(ctx, conn, q.dir, lake.PerpdexTradesCarry, []string{date}, perpdexTradesCarrySQL, prev, date)
+			}
+			end := func() {
+				// The temporary table goes with the connection's session, which the pool
+				// keeps: dropped here.
+				conn.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS pd_trades_days") //nolint:errcheck // a failure leaves a session table the next fold replaces
+				conn.Close()
+			}
+			return fold, end, nil
+		},
 	}
-	removed := false
-	for d, e := range done {
-		// Another fold's files go first, as the fold reads the previous date through the
-		// table's view; and a date with no complete trade now.
-		if _, ok := chains[d]; ok && !other && e.Layout == tradesCarryLayout {
-			continue
-		}
-		if err := removeDatePartition(q.dir, lake.PerpdexTradesCarry, d); err != nil {
-			return pub, &StoreError{Op: op, Err: err}
-		}
-		delete(done, d)
-		if err := writeSidecar(tradesCarrySidecar(q.dir), done); err != nil {
-			return pub, &StoreError{Op: op, Err: err}
-		}
-		if _, ok := chains[d]; !ok {
-			pub.Removed = append(pub.Removed, d)
-		}
-		removed = true
-	}
-	sort.Strings(pub.Removed)
-	if removed {
-		if err := q.Reload(ctx); err != nil {
-			return pub, wrap(ctx, op, err)
-		}
-	}
-	first, prev := len(dates), ""
-	for i, d := range dates {
-		if e, ok := done[d]; !ok || e.Chain != chains[d] {
-			first = i
-			break
-		}
-		prev = d
-	}
-	// The dates kept were checked against these closed trades files.
-	for _, d := range dates[:first] {
-		e := done[d]
-		e.Trades = version
-		done[d] = e
-	}
-	if err := writeSidecar(tradesCarrySidecar(q.dir), done); err != nil {
-		return pub, &StoreError{Op: op, Err: err}
-	}
-	if first == len(dates) {
-		pub.Took = time.Since(start)
-		return pub, nil
-	}
-	conn, err := q.db.Conn(ctx)
-	if err != nil {
-		return pub, wrap(ctx, op, err)
-	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, perpdexTradesDaysSQL, dates[first]); err != nil {
-		return pub, wrap(ctx, op, err)
-	}
-	// The temporary table goes with the connection's session, which the pool keeps:
-	// dropped here.
-	defer conn.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS pd_trades_days")
-	for _, d := range dates[first:] {
-		// The fold reads the previous date through the table's view, which must see the
-		// file just written.
-		if err := q.ensureView(ctx, lake.PerpdexTradesCarry); err != nil {
-			return pub, wrap(ctx, op, err)
-		}
-		n, err := lake.CopyQuery(ctx, conn, q.dir, lake.PerpdexTradesCarry, []string{d}, perpdexTradesCarrySQL, prev, d)
-		if err != nil {
-			return pub, wrap(ctx, op, err)
-		}
-		prev = d
-		done[d] = carrySource{Chain: chains[d], Rows: n, Layout: tradesCarryLayout, Trades: version}
-		if err := writeSidecar(tradesCarrySidecar(q.dir), done); err != nil {
-			return pub, &StoreError{Op: op, Err: err}
-		}
-		pub.Written = append(pub.Written, d)
-	}
-	if err := q.ensureView(ctx, lake.PerpdexTradesCarry); err != nil {
-		return pub, wrap(ctx, op, err)
-	}
+	err = fold.publish(ctx, q, dates, chains, done, &pub)
 	pub.Took = time.Since(start)
-	return pub, nil
+	return pub, err
 }
 
 // perpdexTradesCarryDate returns the perpdex_trades_carry date the window "all" of a
@@ -208,7 +176,7 @@ func (q *Queries) perpdexTradesCarryDate(start, hi time.Time) (sql.NullTime, tim
 	if start.After(time.Unix(0, 0)) {
 		return sql.NullTime{}, start, nil
 	}
-	done, err := cachedSidecarOf[carrySource](q, tradesCarrySidecar(q.dir))
+	done, err := cachedSidecarOf[tradesCarrySource](q, tradesCarrySidecar(q.dir))
 	if err != nil {
 		return sql.NullTime{}, start, &StoreError{Op: "perpdex board", Err: err}
 	}
