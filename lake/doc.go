@@ -19,9 +19,10 @@ it as Hive-partitioned Parquet (` + "`key=value`" + ` directories).
 - Files are written sorted (see "sorted by") with bounded row groups and column
   statistics, so a reader interested in one token, coin or wallet touches only the row
   groups whose min/max cover it, locally or over HTTP Range.
-- Every write is atomic: rows go to a hidden temporary file beside the target
-  (` + "`.name.parquet.tmp-*`" + `, never matched by a table's glob), which is fsynced and renamed into
-  place. A reader never sees a half-written file; a crash leaves the old file.
+- Every write is atomic: rows go to a temporary file in a hidden directory beside the
+  target (` + "`.name.parquet.tmp-*/`" + `, never matched by a table's glob), which is fsynced and
+  renamed into place. A reader never sees a half-written file; a crash leaves the old
+  file, and a failed or cancelled write removes the directory whole.
 - ` + "`lake.json`" + ` is written last by ` + "`mdq demo`" + ` (and ingest); a directory without it is not a
   lake (` + "`no lake at DIR: run mdq demo or mdq ingest`" + `).
 - Timestamps: the prediction-market tape and its trades use epoch milliseconds (BIGINT),

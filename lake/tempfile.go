@@ -27,3 +27,21 @@ func CreateTemp(dir, prefix string) (*os.File, error) {
 	}
 	return nil, &os.PathError{Op: "createtemp", Path: filepath.Join(dir, prefix+"*"), Err: os.ErrExist}
 }
+
+// MkdirTemp creates a new directory in dir named prefix + a random suffix, like
+// os.MkdirTemp but with mode 0777 minus the umask, as CreateTemp does for files.
+func MkdirTemp(dir, prefix string) (string, error) {
+	for range 10000 {
+		var b [8]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return "", err
+		}
+		name := filepath.Join(dir, prefix+hex.EncodeToString(b[:]))
+		err := os.Mkdir(name, 0o777)
+		if errors.Is(err, os.ErrExist) {
+			continue
+		}
+		return name, err
+	}
+	return "", &os.PathError{Op: "mkdirtemp", Path: filepath.Join(dir, prefix+"*"), Err: os.ErrExist}
+}

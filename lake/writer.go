@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
@@ -170,20 +171,30 @@ func orderBy(t *Table) string {
 // copyAtomic copies the rows of sel (bound args) sorted to a temporary file beside
 // final, makes it durable and renames it into place; with keepEmpty false a result
 // without rows is discarded and final left as it was. It returns the rows copied.
+//
+// The temporary file lies in a hidden staging directory of its own beside final
+// (".<name>.tmp-<random>/", matched by no table's glob), and a failed copy removes the
+// directory whole: after a cancellation the driver can return while DuckDB still runs
+// the COPY, which then creates its file again after a plain remove
+// (TestPerpdexTradesCarryRepublishes left such files); in a removed directory it cannot.
 func copyAtomic(ctx context.Context, db Execer, t *Table, final, sel string, args []any, keepEmpty bool) (int64, error) {
-	// The temporary name starts with a dot and does not match any table glob.
-	tmp, err := CreateTemp(filepath.Dir(final), "."+filepath.Base(final)+".tmp-")
+	stage, err := MkdirTemp(filepath.Dir(final), "."+filepath.Base(final)+".tmp-")
+	if err != nil {
+		return 0, err
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			removeStage(stage)
+		}
+	}()
+	// The file is created here, with the lake's file mode, for DuckDB to write into.
+	tmp, err := CreateTemp(stage, "part-")
 	if err != nil {
 		return 0, err
 	}
 	tmpName := tmp.Name()
 	tmp.Close()
-	committed := false
-	defer func() {
-		if !committed {
-			os.Remove(tmpName)
-		}
-	}()
 	rg := t.RowGroup
 	if rg <= 0 {
 		rg = DefaultRowGroup
@@ -212,7 +223,19 @@ func copyAtomic(ctx context.Context, db Execer, t *Table, final, sel string, arg
 		return 0, err
 	}
 	committed = true
+	os.Remove(stage) //nolint:errcheck // empty now: its file was renamed out
 	return n, syncDir(filepath.Dir(final))
+}
+
+// removeStage removes a staging directory and what it holds, again when a COPY that is
+// still finishing created its file meanwhile (the directory is then not empty).
+func removeStage(dir string) {
+	for range 50 {
+		if err := os.RemoveAll(dir); err == nil {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // WriteFileAtomic writes data to path through a synced temporary file and a rename.
