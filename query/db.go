@@ -27,6 +27,7 @@ import (
 	"mdq/internal/duckalloc"
 	"mdq/internal/duckconn"
 	"mdq/lake"
+	sqlfiles "mdq/sql"
 )
 
 // DBTX is what the query functions need from a database handle.
@@ -183,8 +184,20 @@ func Open(ctx context.Context, dir string, opt Options) (*Queries, error) {
 		db.Close()
 		return nil, err
 	}
+	// The macros that read no table, shared by several SQL files: defined once.
+	for _, m := range storeMacros {
+		if err := q.execDDL(ctx, m); err != nil {
+			walletDB.Close()
+			db.Close()
+			return nil, wrap(ctx, "open", err)
+		}
+	}
 	return q, nil
 }
+
+// storeMacros are defined when a store opens: pd_trade_sums (sql/perpdex/board.sql and
+// trades_days.sql).
+var storeMacros = []string{sqlfiles.MustRead("perpdex/trade_sums_macro.sql")}
 
 // AllocatorDecay is how long the allocator DuckDB is linked with (its bundled
 // jemalloc) keeps pages DuckDB has freed before handing them back to the kernel.

@@ -100,28 +100,16 @@ WITH fd AS (
     SELECT * EXCLUDE (date) FROM perpdex_trades_carry WHERE date = CAST($14 AS DATE) AND wallet >= $3 AND wallet < $4
 ), tr AS (
     -- Exact decimal sums (each trade's PnL to 10 places), so the carry's grouping gives
-    -- the same bits as the trades one by one.
+    -- the same bits as the trades one by one; the counts and sums of a group of trades
+    -- are sql/perpdex/trade_sums_macro.sql's, as the carry's.
     SELECT wallet, CAST(sum(n) AS BIGINT) AS n, CAST(sum(wins) AS BIGINT) AS wins, CAST(sum(losses) AS BIGINT) AS losses, CAST(sum(longs) AS BIGINT) AS longs,
            CAST(sum(long_wins) AS BIGINT) AS long_wins, CAST(sum(shorts) AS BIGINT) AS shorts, CAST(sum(short_wins) AS BIGINT) AS short_wins,
            sum(long_pnl_x)::DOUBLE AS long_pnl, sum(short_pnl_x)::DOUBLE AS short_pnl,
            sum(gross_win_x)::DOUBLE AS gross_win, sum(gross_loss_x)::DOUBLE AS gross_loss,
            sum(pnl_x)::DOUBLE / sum(n) AS expectancy, CAST(sum(dur_s) AS DOUBLE) / sum(n) AS avg_dur
-    FROM (SELECT wallet,
-                 count(*)                                                  AS n,
-                 count(*) FILTER (WHERE cls = 'w')                         AS wins,
-                 count(*) FILTER (WHERE cls = 'l')                         AS losses,
-                 count(*) FILTER (WHERE direction = 'long')                AS longs,
-                 count(*) FILTER (WHERE direction = 'long' AND cls = 'w')  AS long_wins,
-                 count(*) FILTER (WHERE direction = 'short')               AS shorts,
-                 count(*) FILTER (WHERE direction = 'short' AND cls = 'w') AS short_wins,
-                 coalesce(sum(pnl) FILTER (WHERE direction = 'long'), 0)   AS long_pnl_x,
-                 coalesce(sum(pnl) FILTER (WHERE direction = 'short'), 0)  AS short_pnl_x,
-                 coalesce(sum(pnl) FILTER (WHERE cls = 'w'), 0)            AS gross_win_x,
-                 coalesce(sum(pnl) FILTER (WHERE cls = 'l'), 0)            AS gross_loss_x,
-                 sum(pnl)                                                  AS pnl_x,
-                 sum(dur)                                                  AS dur_s
-          FROM t
-          GROUP BY wallet
+    FROM (SELECT wallet, s.n, s.wins, s.losses, s.longs, s.long_wins, s.shorts, s.short_wins, s.long_pnl_x, s.short_pnl_x,
+                 s.gross_win_x, s.gross_loss_x, s.pnl_x, s.dur_s
+          FROM (SELECT wallet, pd_trade_sums(cls, direction, pnl, dur) AS s FROM t GROUP BY wallet)
           UNION ALL
           SELECT wallet, n, wins, losses, longs, long_wins, shorts, short_wins, long_pnl_x, short_pnl_x,
                  gross_win_x, gross_loss_x, pnl_x, dur_s

@@ -23,22 +23,8 @@ WITH t AS (
     FROM t
     WINDOW o AS (PARTITION BY wallet, day ORDER BY close_ts, asset, trade_no ROWS UNBOUNDED PRECEDING)
 ), agg AS (
-    SELECT wallet, day,
-           count(*)                                                   AS n,
-           count(*) FILTER (WHERE cls = 'w')                          AS wins,
-           count(*) FILTER (WHERE cls = 'l')                          AS losses,
-           count(*) FILTER (WHERE direction = 'long')                 AS longs,
-           count(*) FILTER (WHERE direction = 'long' AND cls = 'w')   AS long_wins,
-           count(*) FILTER (WHERE direction = 'short')                AS shorts,
-           count(*) FILTER (WHERE direction = 'short' AND cls = 'w')  AS short_wins,
-           coalesce(sum(pnl), 0)                                      AS pnl_x,
-           coalesce(sum(pnl) FILTER (WHERE direction = 'long'), 0)    AS long_pnl_x,
-           coalesce(sum(pnl) FILTER (WHERE direction = 'short'), 0)   AS short_pnl_x,
-           coalesce(sum(pnl) FILTER (WHERE cls = 'w'), 0)             AS gross_win_x,
-           coalesce(sum(pnl) FILTER (WHERE cls = 'l'), 0)             AS gross_loss_x,
-           CAST(sum(dur) AS BIGINT)                                   AS dur_s,
-           count(*) FILTER (WHERE cls <> 'w')                         AS non_w,
-           count(*) FILTER (WHERE cls <> 'l')                         AS non_l
+    -- the day's counts and sums (sql/perpdex/trade_sums_macro.sql)
+    SELECT wallet, day, unnest(pd_trade_sums(cls, direction, pnl, dur))
     FROM t
     GROUP BY wallet, day
 ), lens AS (
