@@ -185,14 +185,24 @@ func Open(ctx context.Context, dir string, opt Options) (*Queries, error) {
 		return nil, err
 	}
 	// The macros that read no table, shared by several SQL files: defined once.
-	for _, m := range storeMacros {
-		if err := q.execDDL(ctx, m); err != nil {
-			walletDB.Close()
-			db.Close()
-			return nil, wrap(ctx, "open", err)
-		}
+	if err := q.defineMacros(ctx); err != nil {
+		walletDB.Close()
+		db.Close()
+		return nil, wrap(ctx, "open", err)
 	}
 	return q, nil
+}
+
+// defineMacros defines storeMacros, as every catalog statement, under q.ddl.
+func (q *Queries) defineMacros(ctx context.Context) error {
+	q.ddl.Lock()
+	defer q.ddl.Unlock()
+	for _, m := range storeMacros {
+		if err := q.execDDL(ctx, m); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // storeMacros are defined when a store opens: pd_trade_sums (sql/perpdex/board.sql and
