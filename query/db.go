@@ -84,6 +84,7 @@ type store struct {
 	// (footerCaching): see openPools.
 	walletDB *sql.DB
 	dir      string
+	unlock   func() // releases the lake's lock, held shared while the store is open
 	timeout  time.Duration
 	log      *slog.Logger
 	ext      sync.Map // per-store state of route files (in-memory caches), keyed by a type each file owns
@@ -142,6 +143,22 @@ func Open(ctx context.Context, dir string, opt Options) (*Queries, error) {
 	if err := lake.Check(dir); err != nil {
 		return nil, err
 	}
+	// Held until Close: a demo must not empty the lake under the store (lake.LockFile).
+	unlock, err := lake.LockShared(dir)
+	if err != nil {
+		return nil, err
+	}
+	q, err := open(ctx, dir, opt)
+	if err != nil {
+		unlock()
+		return nil, err
+	}
+	q.unlock = unlock
+	return q, nil
+}
+
+// open is Open once the lake's lock is held.
+func open(ctx context.Context, dir string, opt Options) (*Queries, error) {
 	b, err := planBudget(dir, opt)
 	if err != nil {
 		return nil, err
@@ -364,6 +381,7 @@ func (q *Queries) Close() error {
 	if q.ownSpill {
 		os.RemoveAll(q.budget.TempDir) //nolint:errcheck
 	}
+	q.unlock()
 	return err
 }
 

@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -125,6 +126,16 @@ func Run(ctx context.Context, opt Options) (*Marker, error) {
 	if opt.Progress == nil {
 		opt.Progress = nopProgress{}
 	}
+	if err := CheckDir(opt.Dir, opt.Force); err != nil {
+		return nil, err
+	}
+	// Exclusive for the whole run: no other process may have the lake open while its
+	// table directories are emptied and written again (lake.LockFile).
+	unlock, err := lake.LockExclusive(opt.Dir)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	if err := prepareDir(opt.Dir, opt.Force); err != nil {
 		return nil, err
 	}
@@ -184,13 +195,25 @@ func Run(ctx context.Context, opt Options) (*Marker, error) {
 	return m, nil
 }
 
-func prepareDir(dir string, force bool) error {
+// CheckDir refuses a non-empty directory unless force is set (before any lock is
+// taken, so that the refusal is the same whoever has the directory open).
+func CheckDir(dir string, force bool) error {
 	entries, err := os.ReadDir(dir)
 	if err != nil && !os.IsNotExist(err) {
 		return err
 	}
+	// The lake's lock file (left by any store or run) does not make the directory a lake.
+	entries = slices.DeleteFunc(entries, func(e os.DirEntry) bool { return e.Name() == lake.LockFile })
 	if len(entries) > 0 && !force {
 		return fmt.Errorf("%s is not empty: pass --force to replace the lake in it", dir)
+	}
+	return nil
+}
+
+// prepareDir empties dir for a run CheckDir let through, under the lake's lock.
+func prepareDir(dir string, force bool) error {
+	if err := CheckDir(dir, force); err != nil {
+		return err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err

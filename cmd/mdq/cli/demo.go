@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"mdq/ingest/demo"
+	"mdq/lake"
 	"mdq/query"
 )
 
@@ -33,6 +34,16 @@ func newDemoCmd(cfg *Config) *cobra.Command {
 			if _, ok := demo.Scales[scale]; !ok {
 				return fmt.Errorf("--scale %q: use tiny, small, medium or large", scale)
 			}
+			if err := demo.CheckDir(cfg.Data, force); err != nil {
+				return err
+			}
+			// Exclusive until the derived tables are published too (demo.Run takes it
+			// again inside; the store opened below shares this hold).
+			unlock, err := lake.LockExclusive(cfg.Data)
+			if err != nil {
+				return err
+			}
+			defer unlock()
 			start := time.Now()
 			m, err := demo.Run(cmd.Context(), demo.Options{
 				Dir: cfg.Data, Scale: scale, Seed: seed, End: endT, Force: force,
