@@ -58,6 +58,9 @@ func (f chainedFold[E]) publish(ctx context.Context, q *Queries, dates []string,
 		if _, ok := chains[d]; ok && !other {
 			continue
 		}
+		// The file goes before its entry: a crash between the two leaves an entry of a
+		// date gone from its source (or of a foreign fold), which the next publication
+		// removes again, never one it would take as current.
 		if err := removeDatePartition(q.dir, f.table, d); err != nil {
 			return &StoreError{Op: f.op, Err: err}
 		}

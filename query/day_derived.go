@@ -7,8 +7,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -126,6 +128,19 @@ func chainSig(prev, date, sig string) string {
 	return hex.EncodeToString(h[:16])
 }
 
+// chainsOf returns the keys of src in date order and, for each, the chain of sig over
+// every date up to it (chainSig): what a chained fold's date was folded from.
+func chainsOf[V any](src map[string]V, sig func(date string, v V) string) (dates []string, chains map[string]string) {
+	dates = slices.Sorted(maps.Keys(src))
+	chains = make(map[string]string, len(dates))
+	chain := ""
+	for _, d := range dates {
+		chain = chainSig(chain, d, sig(d, src[d]))
+		chains[d] = chain
+	}
+	return dates, chains
+}
+
 // publishMarketTotals brings predmkt_market_totals up to date with the published
 // market days (a chainedFold over their dates): each date is the previous totals plus
 // its day, one small file each, from the first date whose chain of source signatures
@@ -145,21 +160,14 @@ func (q *Queries) publishMarketTotals(ctx context.Context) (DayPublication, erro
 		return DayPublication{}, &StoreError{Op: op, Err: err}
 	}
 	pub := DayPublication{Table: lake.PredmktMarketTotals.Name, Partitions: len(days)}
-	dates := make([]string, 0, len(days))
-	for d := range days {
-		dates = append(dates, d)
-	}
-	sort.Strings(dates)
-	// Each date's chain, and its last fill: the newest of every day up to it.
-	chains, lastAt := make(map[string]string, len(dates)), make(map[string]int64, len(dates))
-	chain, last := "", int64(0)
+	dates, chains := chainsOf(days, func(_ string, e daySource) string { return e.Sig })
+	// Each date's last fill: the newest of every day up to it.
+	lastAt, last := make(map[string]int64, len(dates)), int64(0)
 	for _, date := range dates {
-		e := days[date]
-		chain = chainSig(chain, date, e.Sig)
-		if e.Rows > 0 && e.Last > last {
+		if e := days[date]; e.Rows > 0 && e.Last > last {
 			last = e.Last
 		}
-		chains[date], lastAt[date] = chain, last
+		lastAt[date] = last
 	}
 	fold := chainedFold[totalsSource]{
 		op: op, table: lake.PredmktMarketTotals, sidecar: totalsSidecar(q.dir),
@@ -187,16 +195,11 @@ func (q *Queries) marketTotalsDate(src map[string]dateFile, cut int64) (string, 
 	if err != nil || len(done) == 0 {
 		return "", err
 	}
-	dates := make([]string, 0, len(src))
-	for d := range src {
-		dates = append(dates, d)
-	}
-	sort.Strings(dates)
-	chain, best := "", ""
+	dates, chains := chainsOf(src, func(_ string, f dateFile) string { return f.sig })
+	best := ""
 	for _, date := range dates {
-		chain = chainSig(chain, date, src[date].sig)
 		t, ok := done[date]
-		if !ok || t.Chain != chain || t.Last >= cut {
+		if !ok || t.Chain != chains[date] || t.Last >= cut {
 			break
 		}
 		best = date

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"path/filepath"
-	"sort"
 	"time"
 
 	"mdq/lake"
@@ -58,22 +57,14 @@ func (q *Queries) publishPerpdexCarry(ctx context.Context) (DayPublication, erro
 	if err != nil {
 		return pub, &StoreError{Op: op, Err: err}
 	}
-	dates := make([]string, 0, len(has))
-	for d := range has {
-		dates = append(dates, d)
-	}
-	sort.Strings(dates)
-	pub.Partitions = len(dates)
-	chains := make(map[string]string, len(dates))
-	chain := ""
-	for _, d := range dates {
+	dates, chains := chainsOf(has, func(d string, _ bool) string {
 		sig := ""
 		for i, t := range carrySources {
 			sig += t.dst.Name + " " + srcs[i][d] + "; "
 		}
-		chain = chainSig(chain, d, sig)
-		chains[d] = chain
-	}
+		return sig
+	})
+	pub.Partitions = len(dates)
 	fold := chainedFold[carrySource]{
 		op: op, table: lake.PerpdexWalletCarry, sidecar: carrySidecar(q.dir),
 		current: func(e carrySource, chain string) bool { return e.Chain == chain && e.Layout == carryLayout },

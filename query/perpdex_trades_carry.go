@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"path/filepath"
-	"sort"
 	"time"
 
 	"mdq/lake"
@@ -63,19 +62,12 @@ func (q *Queries) tradesCarryChains(ctx context.Context) (dates []string, chains
 		if err := rows.Scan(&day, &n, &digest); err != nil {
 			return nil, nil, err
 		}
-		digests[day] = fmt.Sprintf("%d|%s", n, digest)
-		dates = append(dates, day)
+		digests[day] = fmt.Sprintf("%d|%s", n, digest) // one row per close date
 	}
 	if err := rows.Err(); err != nil {
 		return nil, nil, err
 	}
-	sort.Strings(dates)
-	chains = make(map[string]string, len(dates))
-	chain := ""
-	for _, d := range dates {
-		chain = chainSig(chain, d, digests[d])
-		chains[d] = chain
-	}
+	dates, chains = chainsOf(digests, func(_, digest string) string { return digest })
 	return dates, chains, nil
 }
 

@@ -45,18 +45,7 @@ var walletTotalsWidest = boardWindows[len(boardWindows)-1].Ms
 // walletTotalsChains maps each trades date to the chain of the current trades files'
 // signatures of every date up to it (chainSig), in date order.
 func walletTotalsChains(src map[string]dateFile) (dates []string, chains map[string]string) {
-	dates = make([]string, 0, len(src))
-	for d := range src {
-		dates = append(dates, d)
-	}
-	sort.Strings(dates)
-	chains = make(map[string]string, len(dates))
-	chain := ""
-	for _, d := range dates {
-		chain = chainSig(chain, d, src[d].sig)
-		chains[d] = chain
-	}
-	return dates, chains
+	return chainsOf(src, func(_ string, f dateFile) string { return f.sig })
 }
 
 // publishWalletTotals writes the totals of the date the store clock's board hour
