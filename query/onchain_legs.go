@@ -18,10 +18,7 @@ import (
 	sqlfiles "mdq/sql"
 )
 
-var (
-	onchainLabelsBuildSQL = sqlfiles.MustRead("onchain/labels_build.sql")
-	onchainLabelsAtSQL    = sqlfiles.MustRead("onchain/labels_at.sql")
-)
+var onchainLabelsAtSQL = sqlfiles.MustRead("onchain/labels_at.sql")
 
 // OnchainLegsBuildTimeout bounds one hourly on-chain board build and one first
 // publication of the legs that a request has to wait for.
@@ -36,7 +33,7 @@ var errIndexUnfit = errors.New("data unfit for the Go index (id range or int64 s
 // published legs (onchain_legs and onchain_legs_by_token, tables of the lake).
 type legsState struct {
 	sig    atomic.Pointer[string]
-	labels atomic.Pointer[labelIndex]           // the cascade's spans of onchain_labels_mem, in Go
+	labels atomic.Pointer[labelIndex]           // the cascade's spans of onchain_label_spans, in Go
 	syms   atomic.Pointer[map[[2]string]string] // side tables: (chain, token) -> symbol
 	bal    atomic.Pointer[ocBalIndex]           // side tables: the Go balances index
 	mu     sync.Mutex
@@ -68,10 +65,22 @@ func (q *Queries) onchainLegs(ctx context.Context) error {
 	}
 	return st.ensure(ctx, q, "onchain labels", []*lake.Table{lake.OnchainLegs, lake.OnchainLabels, lake.OnchainLabelSources},
 		func(bctx context.Context) error {
-			for _, s := range []string{onchainLabelsBuildSQL, onchainLabelsAtSQL} {
-				if _, err := q.db.ExecContext(bctx, s); err != nil {
-					return wrap(bctx, "onchain labels", err)
-				}
+			// The cascade's spans are a table of the lake (onchain_label_spans), written
+			// again only when the label files changed; a fresh process reads them.
+			wrote, err := q.publishLabelSpans(bctx)
+			if err != nil {
+				return err
+			}
+			if wrote {
+				err = q.Reload(bctx) // the file may have appeared or gone
+			} else {
+				err = q.ensureView(bctx, lake.OnchainLabelSpans)
+			}
+			if err != nil {
+				return wrap(bctx, "onchain labels", err)
+			}
+			if _, err := q.db.ExecContext(bctx, onchainLabelsAtSQL); err != nil {
+				return wrap(bctx, "onchain labels", err)
 			}
 			labels, err := q.readLabels(bctx)
 			if err != nil {

@@ -1,12 +1,12 @@
--- onchainLegs (store-local index) materialises the label cascade in memory as it stood
--- at every time: per address, the spans [valid_from, valid_until) during which one
--- source's row was the cascade's pick (the row of the lowest priority number among the
--- rows observed by then). A row observed later that outranks the pick starts a new
--- span; one that does not never shows. valid_until is NULL on the span still current.
--- Readers pick the span holding their clock (onchain_labels_at, labels_at.sql), so no
--- label observed after the clock is ever shown. A row without observed_at counts as
--- always known.
-CREATE OR REPLACE TABLE onchain_labels_mem AS
+-- publishLabelSpans: the label cascade as it stood at every time, written whole to
+-- onchain_label_spans when onchain_labels or onchain_label_sources changed: per
+-- address, the spans [valid_from, valid_until) during which one source's row was the
+-- cascade's pick (the row of the lowest priority number, then source, among the rows
+-- observed by then). A row observed later that outranks the pick starts a new span;
+-- one that does not never shows. valid_until is NULL on the span still current;
+-- valid_from is NULL for a row without observed_at (known always). Readers pick the
+-- span holding their clock (onchain_labels_at, labels_at.sql), so no label observed
+-- after the clock is ever shown.
 WITH r AS (
     SELECT l.address, l.entity, l.wallet_type, l.confidence, coalesce(l.risk_flag, '') AS risk_flag, l.source,
            l.wallet_type IN ('cex', 'dex', 'defi', 'market_maker', 'bridge') AS venue,
@@ -23,7 +23,6 @@ WITH r AS (
     SELECT * FROM best WHERE best_before IS NULL OR rk < best_before
 )
 SELECT address, entity, wallet_type, confidence, risk_flag, source, venue,
-       observed_at AS valid_from,
+       CASE WHEN isfinite(observed_at) THEN observed_at END AS valid_from,
        lead(observed_at) OVER (PARTITION BY address ORDER BY observed_at) AS valid_until
 FROM picks
-ORDER BY address, valid_from;
