@@ -25,11 +25,11 @@ it as Hive-partitioned Parquet (` + "`key=value`" + ` directories).
   file, and a failed or cancelled write removes the directory whole.
 - ` + "`lake.json`" + ` is written last by ` + "`mdq demo`" + ` (and ingest); a directory without it is not a
   lake (` + "`no lake at DIR: run mdq demo or mdq ingest`" + `).
-- ` + "`.mdq-lock`" + ` in the root is the lake's use lock (flock): every process with the lake open
-  (serve, rebuild, query, sql, ingest) holds it shared, and ` + "`mdq demo`" + ` exclusively for its
-  whole run, so a demo ` + "`--force`" + ` refuses a lake in use (` + "`lake in use: another mdq process ...`" + `)
-  and a store refuses a lake a demo is writing, rather than either removing files under
-  the other.
+- The lake's directory is its use lock (a flock on the directory itself): every process
+  with the lake open (serve, rebuild, query, sql, ingest) holds it shared, and ` + "`mdq demo`" + `
+  exclusively for its whole run, so a demo ` + "`--force`" + ` refuses a lake in use
+  (` + "`lake in use: another mdq process ...`" + `) and a store refuses a lake a demo is
+  writing, rather than either removing files under the other.
 - Timestamps: the prediction-market tape and its trades use epoch milliseconds (BIGINT),
   as SPEC returns them; other tables use TIMESTAMP (UTC, microseconds). Addresses are
   stored lower-case. Partition keys (` + "`venue`, `date`, `chain`, `asset`, `tenor`" + `) are

@@ -8,13 +8,15 @@ import (
 	"sync"
 )
 
-// LockFile is the lake's use lock, in its root (a dot file: no table glob, the archive
-// and its manifest skip it). Every store holds it shared while open (query.Open to
-// Close: serve, rebuild, query, sql, ingest); `mdq demo`, which empties the table
-// directories and writes them again, holds it exclusively for its whole run. So a demo
-// refuses a lake another process uses, and a store refuses a lake a demo is writing,
-// each with ErrLakeInUse, instead of one removing files under the other.
-const LockFile = ".mdq-lock"
+// The lake's use lock is a flock on the lake's directory itself. Every store holds it
+// shared while open (query.Open to Close: serve, rebuild, query, sql, ingest); `mdq
+// demo`, which empties the table directories and writes them again, holds it
+// exclusively for its whole run. So a demo refuses a lake another process uses, and a
+// store refuses a lake a demo is writing, each with ErrLakeInUse, instead of one
+// removing files under the other. The directory rather than a file in it: nothing is
+// added to the lake, a read-only lake can be locked too, and a hard-linked copy of a
+// lake (cp -al, as the one-more-day benchmark makes) is a directory of its own, where a
+// lock file would be the same inode in both.
 
 // ErrLakeInUse is returned when the lock is held in the other mode by another process.
 var ErrLakeInUse = errors.New("lake in use")
@@ -32,10 +34,9 @@ var locks = struct {
 	m map[string]*held
 }{m: map[string]*held{}}
 
-// LockShared takes dir's lock shared, without waiting, and returns its release. A
-// lake whose lock file cannot be created (a read-only directory) is used without one:
-// nothing can write it either. In a process holding the lock exclusively (a demo
-// publishing what it generated) it is a no-op.
+// LockShared takes dir's lock shared, without waiting, and returns its release. In a
+// process holding the lock exclusively (a demo publishing what it generated) it is a
+// no-op.
 func LockShared(dir string) (func(), error) { return lock(dir, false) }
 
 // LockExclusive takes dir's lock exclusively, without waiting, creating dir; nested
@@ -61,11 +62,8 @@ func lock(dir string, excl bool) (func(), error) {
 			return nil, err
 		}
 	}
-	f, err := os.OpenFile(filepath.Join(dir, LockFile), os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := os.Open(dir)
 	if err != nil {
-		if !excl && (errors.Is(err, os.ErrPermission) || errors.Is(err, os.ErrNotExist) || readOnlyFS(err)) {
-			return func() {}, nil
-		}
 		return nil, err
 	}
 	if err := flock(f, excl); err != nil {
@@ -76,7 +74,7 @@ func lock(dir string, excl bool) (func(), error) {
 			}
 			return nil, fmt.Errorf("%w: mdq demo is writing %s; wait for it to end", ErrLakeInUse, dir)
 		}
-		return nil, fmt.Errorf("lock %s: %w", filepath.Join(dir, LockFile), err)
+		return nil, fmt.Errorf("lock %s: %w", dir, err)
 	}
 	h := &held{f: f, excl: excl, n: 1}
 	locks.m[key] = h

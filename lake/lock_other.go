@@ -13,5 +13,3 @@ var errWouldBlock = errors.New("would block")
 func flock(*os.File, bool) error { return nil }
 
 func unflock(*os.File) {}
-
-func readOnlyFS(error) bool { return false }

@@ -119,8 +119,8 @@ func TestLakeLockWithinProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, LockFile)); err != nil {
-		t.Fatalf("lock file: %v", err)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		t.Fatalf("the exclusive lock did not make the directory: %v", err)
 	}
 	b, err := LockShared(dir)
 	if err != nil {

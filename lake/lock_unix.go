@@ -25,5 +25,3 @@ func flock(f *os.File, excl bool) error {
 }
 
 func unflock(f *os.File) { syscall.Flock(int(f.Fd()), syscall.LOCK_UN) } //nolint:errcheck // closing the file drops it too
-
-func readOnlyFS(err error) bool { return errors.Is(err, syscall.EROFS) }

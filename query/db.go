@@ -143,7 +143,7 @@ func Open(ctx context.Context, dir string, opt Options) (*Queries, error) {
 	if err := lake.Check(dir); err != nil {
 		return nil, err
 	}
-	// Held until Close: a demo must not empty the lake under the store (lake.LockFile).
+	// Held until Close: a demo must not empty the lake under the store (lake.LockShared).
 	unlock, err := lake.LockShared(dir)
 	if err != nil {
 		return nil, err

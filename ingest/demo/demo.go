@@ -12,7 +12,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -130,7 +129,7 @@ func Run(ctx context.Context, opt Options) (*Marker, error) {
 		return nil, err
 	}
 	// Exclusive for the whole run: no other process may have the lake open while its
-	// table directories are emptied and written again (lake.LockFile).
+	// table directories are emptied and written again (lake.LockExclusive).
 	unlock, err := lake.LockExclusive(opt.Dir)
 	if err != nil {
 		return nil, err
@@ -202,8 +201,6 @@ func CheckDir(dir string, force bool) error {
 	if err != nil && !os.IsNotExist(err) {
 		return err
 	}
-	// The lake's lock file (left by any store or run) does not make the directory a lake.
-	entries = slices.DeleteFunc(entries, func(e os.DirEntry) bool { return e.Name() == lake.LockFile })
 	if len(entries) > 0 && !force {
 		return fmt.Errorf("%s is not empty: pass --force to replace the lake in it", dir)
 	}
