@@ -12,8 +12,8 @@ import (
 
 var labelSpansPublishSQL = sqlfiles.MustRead("onchain/label_spans_publish.sql")
 
-// labelSpansSources names, in the sidecar of onchain_label_spans, what its file was
-// computed from: the label files' signature and the query's layout.
+// labelSpansLayout names the query in the sidecar of onchain_label_spans, beside the
+// label files' signature: a changed query writes the file again.
 var labelSpansLayout = func() string {
 	h := sha256.Sum256([]byte(labelSpansPublishSQL))
 	return hex.EncodeToString(h[:6])

@@ -79,7 +79,11 @@ func (q *Queries) onchainLegs(ctx context.Context) error {
 			if err != nil {
 				return wrap(bctx, "onchain labels", err)
 			}
-			if _, err := q.db.ExecContext(bctx, onchainLabelsAtSQL); err != nil {
+			// A catalog statement, under q.ddl as every other (defineMacros).
+			q.ddl.Lock()
+			err = q.execDDL(bctx, onchainLabelsAtSQL)
+			q.ddl.Unlock()
+			if err != nil {
 				return wrap(bctx, "onchain labels", err)
 			}
 			labels, err := q.readLabels(bctx)
