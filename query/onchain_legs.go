@@ -261,7 +261,10 @@ func (x labelIndex) at(a string, t time.Time) (Label, bool) {
 	return Label{}, false
 }
 
-// readLabels reads every span of the in-memory cascade into an index.
+// readLabels reads every span of the published cascade (onchain_label_spans) into an
+// index. The label's texts repeat across addresses (a few wallet types, confidences,
+// risk flags and sources; an entity for many of its addresses), so each distinct text
+// is kept once.
 func (q *Queries) readLabels(ctx context.Context) (labelIndex, error) {
 	rows, err := q.db.QueryContext(ctx, onchainLabelsSQL)
 	if err != nil {
@@ -269,12 +272,23 @@ func (q *Queries) readLabels(ctx context.Context) (labelIndex, error) {
 	}
 	defer rows.Close()
 	out := labelIndex{}
+	texts := map[string]string{}
+	intern := func(p *string) {
+		if v, ok := texts[*p]; ok {
+			*p = v
+		} else {
+			texts[*p] = *p
+		}
+	}
 	for rows.Next() {
 		var a string
 		var s labelSpan
 		l := &s.label
 		if err := rows.Scan(&a, &l.Entity, &l.WalletType, &l.Confidence, &l.RiskFlag, &l.Source, &s.from, &s.until); err != nil {
 			return nil, wrap(ctx, "onchain labels", err)
+		}
+		for _, p := range []*string{&l.Entity, &l.WalletType, &l.Confidence, &l.RiskFlag, &l.Source} {
+			intern(p)
 		}
 		out[a] = append(out[a], s)
 	}
