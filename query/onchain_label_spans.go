@@ -24,8 +24,7 @@ func labelSpansSidecar(dir string) string {
 }
 
 // publishLabelSpans writes onchain_label_spans again whole when the label files (or
-// the query) changed since it was last written, and reports whether it did (the
-// caller reloads the views: the file may have appeared or gone). The cascade is a
+// the query) changed since it was last written, and reports whether it did. The cascade is a
 // window over every label row (131,394 at large, 0.3 to 0.6 s), cheap enough to
 // recompute whole, and any label row may change any span of its address. The file is
 // written atomically and the sidecar after it, so a cancelled publication leaves the
@@ -50,12 +49,8 @@ func (q *Queries) publishLabelSpans(ctx context.Context) (bool, error) {
 	if done["sources"] == sig && (fileExists(file) || done["rows"] == "0") {
 		return false, nil
 	}
-	// The label tables' views must see their files as they are now.
-	for _, t := range []*lake.Table{lake.OnchainLabels, lake.OnchainLabelSources} {
-		if err := q.ensureView(ctx, t); err != nil {
-			return false, wrap(ctx, op, err)
-		}
-	}
+	// The label tables' views are current: the caller's build (legsState.verify)
+	// checked or reloaded them, as they are among its tables.
 	n, err := lake.CopyQuery(ctx, q.db, q.dir, lake.OnchainLabelSpans, nil, labelSpansPublishSQL)
 	if err != nil {
 		return false, wrap(ctx, op, err)

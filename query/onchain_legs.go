@@ -67,14 +67,14 @@ func (q *Queries) onchainLegs(ctx context.Context) error {
 		func(bctx context.Context) error {
 			// The cascade's spans are a table of the lake (onchain_label_spans), written
 			// again only when the label files changed; a fresh process reads them.
-			wrote, err := q.publishLabelSpans(bctx)
-			if err != nil {
+			if _, err := q.publishLabelSpans(bctx); err != nil {
 				return err
 			}
-			if wrote {
-				err = q.Reload(bctx) // the file may have appeared or gone
-			} else {
-				err = q.ensureView(bctx, lake.OnchainLabelSpans)
+			// Views are made again only when the file appeared or went (a rewritten
+			// file is read through the same view), not at every publication.
+			stale, err := q.viewsStale([]*lake.Table{lake.OnchainLabelSpans})
+			if err == nil && stale {
+				err = q.Reload(bctx)
 			}
 			if err != nil {
 				return wrap(bctx, "onchain labels", err)

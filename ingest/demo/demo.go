@@ -207,7 +207,9 @@ func CheckDir(dir string, force bool) error {
 	return nil
 }
 
-// prepareDir empties dir for a run CheckDir let through, under the lake's lock.
+// prepareDir empties dir for a run CheckDir let through, under the lake's lock. It
+// checks again: something may have been written into dir between that check and the
+// lock.
 func prepareDir(dir string, force bool) error {
 	if err := CheckDir(dir, force); err != nil {
 		return err
