@@ -14,15 +14,19 @@ import (
 
 // CacheShare is the part of the Go budget that the registered caches may hold together;
 // the rest is request buffers, the HTTP server and the serving hour's boards.
-const CacheShare = 0.25
+const CacheShare = 0.4
 
 // cacheShares splits CacheShare between the registered caches (by name).
 var cacheShares = map[string]float64{
-	"onchain_balance_tokens": 0.5,
+	"onchain_balance_tokens": 0.3,
+	// The busiest wallets' legs, about 28 bytes a leg: a hub of the large lake is 223,000
+	// legs (6 MB); half the share (480 MB of the default budget's 2.4 GB) holds the 130
+	// or so wallets of the large lake with at least 60,000.
+	hotLegsCache: 0.5,
 	// One (hour, wallet) label is about 250 bytes; a liquidations page needs 100.
-	hourLabelsCache: 0.1,
+	hourLabelsCache: 0.05,
 	// A whole day of the large lake's trades is 9 MB compact; a 48-hour window needs 3.
-	smartDaysCache: 0.4,
+	smartDaysCache: 0.15,
 }
 
 // storeLRU is the store's byte-bounded LRU of the given name (a key of cacheShares),
@@ -144,6 +148,19 @@ func (c *byteLRU[K, V]) put(k K, v V, size int64) {
 	}
 	c.items[k] = c.order.PushFront(&lruEntry[K, V]{key: k, val: v, size: size})
 	c.used += size
+}
+
+// retain drops the entries whose key keep refuses.
+func (c *byteLRU[K, V]) retain(keep func(K) bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, e := range c.items {
+		if !keep(k) {
+			c.used -= e.Value.(*lruEntry[K, V]).size
+			c.order.Remove(e)
+			delete(c.items, k)
+		}
+	}
 }
 
 func (c *byteLRU[K, V]) use() CacheUse {

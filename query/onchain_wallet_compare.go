@@ -57,7 +57,33 @@ func (q *Queries) OnchainWalletCompare(ctx context.Context, chain, a, b, window 
 		return out, err
 	}
 	since, until := windowBounds(q.Now(), window)
+	// Both wallets' legs cached in Go answer alike (onchain_hot_legs.go).
+	if ha, hb := q.hotPair(ctx, chain, a, b); ha != nil && hb != nil {
+		if res, ok := hotCompare(out, ha, hb, since, until, limit); ok {
+			return q.finishCompare(ctx, res, time.UnixMicro(until))
+		}
+	}
 	return q.onchainWalletCompareSQL(ctx, out, since, until, limit)
+}
+
+// hotPair returns the cached legs of a and b on chain when both are current (nil, nil
+// otherwise).
+func (q *Queries) hotPair(ctx context.Context, chain, a, b string) (ha, hb *hotLegs) {
+	x, err := q.walletArgs(ctx, a, chain)
+	if err != nil {
+		return nil, nil
+	}
+	if ha = q.hotLegsFor(chain, a, x); ha == nil {
+		return nil, nil
+	}
+	y, err := q.walletArgs(ctx, b, chain)
+	if err != nil {
+		return nil, nil
+	}
+	if hb = q.hotLegsFor(chain, b, y); hb == nil {
+		return nil, nil
+	}
+	return ha, hb
 }
 
 // onchainWalletCompareSQL is OnchainWalletCompare by wallet_compare.sql; out holds the

@@ -32,6 +32,14 @@ func (q *Queries) OnchainWalletCounterparties(ctx context.Context, chain, addres
 		return nil, err
 	}
 	since, until := windowBounds(q.Now(), window)
+	// A busy wallet's legs cached in Go answer alike (onchain_hot_legs.go).
+	if a, err := q.walletArgs(ctx, address, chain); err == nil {
+		if h := q.hotLegsFor(chain, address, a); h != nil {
+			if items, ok := h.topCounterparties(since, until, limit); ok {
+				return q.labelCounterparties(items, time.UnixMicro(until)), nil
+			}
+		}
+	}
 	return q.onchainWalletCounterpartiesSQL(ctx, chain, address, since, until, limit)
 }
 
@@ -48,20 +56,26 @@ func (q *Queries) onchainWalletCounterpartiesSQL(ctx context.Context, chain, add
 	defer rows.Close()
 	items := []Counterparty{}
 	for rows.Next() {
-		var r Counterparty
+		var addr string
+		var vol, out, in float64
+		var n, toks int64
 		var first, last time.Time
-		if err := rows.Scan(&r.Address, &r.VolumeUSD, &r.OutUSD, &r.InUSD, &r.TxCount, &r.Tokens, &first, &last); err != nil {
+		if err := rows.Scan(&addr, &vol, &out, &in, &n, &toks, &first, &last); err != nil {
 			return nil, wrap(ctx, "onchain wallet counterparties", err)
 		}
-		r.NetUSD = usd(r.InUSD - r.OutUSD)
-		r.VolumeUSD, r.OutUSD, r.InUSD = usd(r.VolumeUSD), usd(r.OutUSD), usd(r.InUSD)
-		r.FirstTS, r.LastTS = first.UTC().Format(time.RFC3339), last.UTC().Format(time.RFC3339)
-		items = append(items, r)
+		items = append(items, counterpartyRow(addr, vol, out, in, n, toks, first, last))
 	}
 	if err := rows.Err(); err != nil {
 		return nil, wrap(ctx, "onchain wallet counterparties", err)
 	}
 	return q.labelCounterparties(items, time.UnixMicro(until)), nil
+}
+
+// counterpartyRow is one ranked counterparty from its figures as the SQL gives them
+// (DOUBLE volume, sent and received USD; first and last transfer times).
+func counterpartyRow(addr string, vol, out, in float64, n, tokens int64, first, last time.Time) Counterparty {
+	return Counterparty{Address: addr, VolumeUSD: usd(vol), OutUSD: usd(out), InUSD: usd(in), NetUSD: usd(in - out),
+		TxCount: n, Tokens: tokens, FirstTS: first.UTC().Format(time.RFC3339), LastTS: last.UTC().Format(time.RFC3339)}
 }
 
 // labelCounterparties adds the cascade labels from the in-memory index, as the cascade

@@ -1,0 +1,81 @@
+package handlers_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"mdq/handlers"
+	"mdq/query"
+)
+
+// TestOnchainHotWalletsAnswerAsTheSQL: counterparties and compare of wallets held in the
+// cache of the busiest wallets' legs (query.HotWalletMinLegs lowered so that the
+// fixture's wallets qualify; OnchainWarm loads them) answer byte for byte as a store
+// without the cache (the SQL), on self-transfers, equal volumes, a leg exactly at a
+// window's start, direct flows both ways and a wallet compared with itself; with every
+// wallet cached, and with only W (its counterparties from Go, a compare with another
+// wallet by the SQL).
+func TestOnchainHotWalletsAnswerAsTheSQL(t *testing.T) {
+	f, a := ocNamedFixture()
+	W, V, usdc, pepe := a["W"], a["V"], a["usdc"], a["pepe"]
+	f.xfer("ethereum", 3*time.Hour, usdc, W, W, 5, 5)                  // a self-transfer: no counterparty
+	f.xfer("ethereum", 26*time.Hour, pepe, V, V, 1, 900)               // and one of V's
+	f.xfer("ethereum", 5*time.Hour, pepe, W, ocAddr(300), 1, 777)      // 300 and 301 tie at 777 USD
+	f.xfer("ethereum", 6*time.Hour, usdc, ocAddr(301), W, 1, 777)      //
+	f.xfer("ethereum", 7*time.Hour, usdc, W, V, 3, 3)                  // W to V; V sends W 500 too
+	f.xfer("ethereum", 24*time.Hour, usdc, ocAddr(300), V, 1, 2)       // exactly at the 24h window's start
+	f.xfer("ethereum", 2*time.Hour, pepe, ocAddr(105), W, 1, 0.000001) // a second token with 105
+	f.xfer("ethereum", 50*24*time.Hour, pepe, ocAddr(104), V, 1, 11)   // only in 90d and all
+	dir := f.write(t)
+	cold := (&handlers.API{Q: openQueries(t, dir)}).Handler()
+	defer func(n int64) { query.HotWalletMinLegs = n }(query.HotWalletMinLegs)
+	// Every wallet cached; then only W (V and the others by their SQL side).
+	var hots []http.Handler
+	for _, min := range []int64{1, 30} {
+		q := openQueries(t, dir)
+		query.HotWalletMinLegs = min
+		if err := q.OnchainWarm(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		entries := 0
+		for _, c := range q.CacheReport() {
+			if c.Name == "onchain_hot_legs" {
+				entries = c.Entries
+			}
+		}
+		if min == 1 && entries < 4 || min == 30 && entries != 1 {
+			t.Fatalf("at least %d legs: %d wallets' legs cached", min, entries)
+		}
+		hots = append(hots, (&handlers.API{Q: q}).Handler())
+	}
+	var targets []string
+	for _, win := range []string{"24h", "7d", "30d", "90d", "all"} {
+		for _, limit := range []int{1, 2, 50} {
+			for _, w := range []string{W, V, ocAddr(300)} {
+				targets = append(targets, fmt.Sprintf("/v1/onchain/wallets/%s/counterparties?window=%s&limit=%d", w, win, limit))
+			}
+			for _, p := range [][2]string{{W, V}, {V, W}, {W, W}, {W, ocAddr(100)}} {
+				targets = append(targets, fmt.Sprintf("/v1/onchain/wallets/compare?wallet_a=%s&wallet_b=%s&window=%s&limit=%d", p[0], p[1], win, limit))
+			}
+		}
+	}
+	nonEmpty := 0
+	for _, target := range targets {
+		wantCode, want := get(t, cold, target)
+		for i, hot := range hots {
+			code, body := get(t, hot, target)
+			if code != 200 || wantCode != 200 || string(body) != string(want) {
+				t.Fatalf("%s (cache %d):\n cached %d %s\n sql    %d %s", target, i, code, body, wantCode, want)
+			}
+		}
+		if len(want) > 200 {
+			nonEmpty++
+		}
+	}
+	if nonEmpty < len(targets)/2 {
+		t.Fatalf("only %d of %d answers hold rows", nonEmpty, len(targets))
+	}
+}

@@ -1,0 +1,296 @@
+package query
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"reflect"
+	"testing"
+	"time"
+
+	"mdq/internal/testlake"
+)
+
+// TestMicroToDoubleAsDuckDB: micro-dollars convert to the DOUBLE DuckDB gives for the
+// same DECIMAL(38, 6), on both sides of 2^53 and of either sign.
+func TestMicroToDoubleAsDuckDB(t *testing.T) {
+	q, err := Open(context.Background(), testlake.Copy(t), Options{NoGoLimit: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	vals := []int64{0, 1, -1, 999_999, 1_000_000, 1 << 53, 1<<53 + 1, 1<<53 - 1, -(1 << 53), -(1 << 53) - 1,
+		math.MaxInt64, math.MinInt64 + 1, math.MinInt64, 123_456_789_012_345_678}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 3000 {
+		v := int64(r.Uint64() >> r.IntN(64))
+		if r.IntN(2) == 0 {
+			v = -v
+		}
+		vals = append(vals, v)
+	}
+	for _, v := range vals {
+		var got float64
+		if err := q.db.QueryRow("SELECT CAST(CAST($1 AS DECIMAL(38, 6)) AS DOUBLE)", microString(v)).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if want := microToDouble(v); math.Float64bits(got) != math.Float64bits(want) {
+			t.Fatalf("%d micro-dollars: DuckDB %v, microToDouble %v", v, got, want)
+		}
+	}
+}
+
+// microString writes v micro-dollars as an exact decimal.
+func microString(v int64) string {
+	sign, u := "", uint64(v)
+	if v < 0 {
+		sign, u = "-", -u
+	}
+	return fmt.Sprintf("%s%d.%06d", sign, u/1_000_000, u%1_000_000)
+}
+
+// TestHotLegsAnswerAsTheSQL: with every wallet of the tiny lake in the cache of the
+// busiest wallets' legs, counterparties and compare answer from Go exactly as their SQL
+// files do (every window, several limits, a wallet compared with itself, one never
+// seen); a wallet whose files changed is answered by the SQL again, and a cache whose
+// limit is far below the legs keeps within it.
+func TestHotLegsAnswerAsTheSQL(t *testing.T) {
+	ctx := context.Background()
+	dir := testlake.Copy(t)
+	now := testlake.Now()
+	q, err := Open(ctx, dir, Options{Now: func() time.Time { return now }, NoGoLimit: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	defer func(n int64) { HotWalletMinLegs = n }(HotWalletMinLegs)
+	HotWalletMinLegs = 1
+	if err := q.onchainLegs(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.WarmHotWallets(ctx); err != nil {
+		t.Fatal(err)
+	}
+	type cw struct{ chain, wallet string }
+	var wallets []cw
+	rows, err := q.db.QueryContext(ctx, `SELECT chain, wallet FROM onchain_legs GROUP BY ALL ORDER BY count(*) DESC, wallet LIMIT 40`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var w cw
+		rows.Scan(&w.chain, &w.wallet) //nolint:errcheck
+		wallets = append(wallets, w)
+	}
+	rows.Close()
+	if len(wallets) < 10 {
+		t.Fatalf("%d wallets", len(wallets))
+	}
+	hits, rowsSeen := 0, 0
+	for _, w := range wallets {
+		a, err := q.walletArgs(ctx, w.wallet, w.chain)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if q.hotLegsFor(w.chain, w.wallet, a) != nil {
+			hits++
+		}
+		for win := range OnchainWindows {
+			since, until := windowBounds(now, win)
+			for _, limit := range []int{1, 3, 50} {
+				got, err := q.OnchainWalletCounterparties(ctx, w.chain, w.wallet, win, limit)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := q.onchainWalletCounterpartiesSQL(ctx, w.chain, w.wallet, since, until, limit)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("counterparties %s %s %s limit %d:\n go  %+v\n sql %+v", w.chain, w.wallet, win, limit, got, want)
+				}
+				rowsSeen += len(got)
+			}
+		}
+	}
+	if hits != len(wallets) || rowsSeen == 0 {
+		t.Fatalf("%d of %d wallets cached, %d rows compared", hits, len(wallets), rowsSeen)
+	}
+	pairs := 0
+	for i, x := range wallets {
+		for _, y := range []cw{wallets[(i+1)%len(wallets)], wallets[(i+7)%len(wallets)], x,
+			{x.chain, "0x0000000000000000000000000000000000000001"}} {
+			if y.chain != x.chain {
+				continue
+			}
+			for win := range OnchainWindows {
+				since, until := windowBounds(now, win)
+				out := WalletCompare{WalletA: x.wallet, WalletB: y.wallet, Chain: x.chain, Window: win,
+					SharedCounterparties: []SharedCounterparty{}, SharedTokens: []SharedToken{}}
+				for _, limit := range []int{2, 50} {
+					got, err := q.OnchainWalletCompare(ctx, x.chain, x.wallet, y.wallet, win, limit)
+					if err != nil {
+						t.Fatal(err)
+					}
+					want, err := q.onchainWalletCompareSQL(ctx, out, since, until, limit)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !reflect.DeepEqual(got, want) {
+						t.Fatalf("compare %s %s %s %s limit %d:\n go  %+v\n sql %+v", x.chain, x.wallet, y.wallet, win, limit, got, want)
+					}
+					if len(got.SharedCounterparties)+len(got.SharedTokens) > 0 {
+						pairs++
+					}
+				}
+			}
+		}
+	}
+	if pairs == 0 {
+		t.Fatal("no compared pair shared anything")
+	}
+	// A changed file: the entry no longer serves the wallet.
+	w := wallets[0]
+	a, err := q.walletArgs(ctx, w.wallet, w.chain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := a.legs[0]
+	if len(a.today) > 0 && a.today[0] != "" {
+		f = a.today[len(a.today)-1]
+	}
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(f, later, later); err != nil {
+		t.Fatal(err)
+	}
+	if q.hotLegsFor(w.chain, w.wallet, a) != nil {
+		t.Fatalf("the cached legs of %s still serve after %s changed", w.wallet, f)
+	}
+	// The warm reads it again.
+	if err := q.WarmHotWallets(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if q.hotLegsFor(w.chain, w.wallet, a) == nil {
+		t.Fatal("the warm did not read the changed wallet again")
+	}
+	for _, c := range q.CacheReport() {
+		if c.Name == hotLegsCache && (c.Bytes > c.Limit || c.Entries < len(wallets)) {
+			t.Fatalf("%+v", c)
+		}
+	}
+}
+
+// TestHotLegsCacheBounded: a cache limit of a quarter of the tiny lake's legs keeps
+// the cache within it (the warm plans by its estimate, the LRU evicts by the entries'
+// bytes), and a wallet left out is answered by the SQL alike.
+func TestHotLegsCacheBounded(t *testing.T) {
+	ctx := context.Background()
+	now := testlake.Now()
+	q, err := Open(ctx, testlake.Copy(t), Options{Now: func() time.Time { return now }, NoGoLimit: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	defer func(n int64) { HotWalletMinLegs = n }(HotWalletMinLegs)
+	HotWalletMinLegs = 1
+	if err := q.onchainLegs(ctx); err != nil {
+		t.Fatal(err)
+	}
+	use := func() (u CacheUse) {
+		if err := q.WarmHotWallets(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range q.CacheReport() {
+			if c.Name == hotLegsCache {
+				u = c
+			}
+		}
+		return u
+	}
+	whole := use()
+	if whole.Limit != q.cacheLimit(hotLegsCache) || whole.Entries == 0 {
+		t.Fatalf("cache %+v, limit %d", whole, q.cacheLimit(hotLegsCache))
+	}
+	small := newByteLRU[hotKey, *hotLegs](hotLegsCache, whole.Bytes/4)
+	v, _ := q.ext.Load(lruKey{hotLegsCache})
+	v.(*lruState[hotKey, *hotLegs]).lru = small
+	q.registerCache(hotLegsCache, small)
+	part := use()
+	if part.Bytes > part.Limit || part.Entries == 0 || part.Entries >= whole.Entries {
+		t.Fatalf("cache %+v after %+v", part, whole)
+	}
+	rows, err := q.db.QueryContext(ctx, `SELECT chain, wallet FROM onchain_legs GROUP BY ALL ORDER BY count(*) DESC, wallet LIMIT 30`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type cw struct {
+		chain, wallet string
+		cached        bool
+	}
+	var ws []cw
+	for rows.Next() {
+		var w cw
+		rows.Scan(&w.chain, &w.wallet) //nolint:errcheck
+		ws = append(ws, w)
+	}
+	rows.Close()
+	cached, left := 0, 0
+	for i, x := range ws {
+		chain, w := x.chain, x.wallet
+		a, err := q.walletArgs(ctx, w, chain)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ws[i].cached = q.hotLegsFor(chain, w, a) != nil; ws[i].cached {
+			cached++
+		} else {
+			left++
+		}
+		since, until := windowBounds(now, "all")
+		got, err := q.OnchainWalletCounterparties(ctx, chain, w, "all", 50)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := q.onchainWalletCounterpartiesSQL(ctx, chain, w, since, until, 50)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("counterparties %s %s:\n go  %+v\n sql %+v", chain, w, got, want)
+		}
+	}
+	if cached == 0 || left == 0 {
+		t.Fatalf("%d wallets cached, %d left to the SQL", cached, left)
+	}
+	// Compares with one side cached: answered by the SQL, as the cache does not hold both.
+	mixed := 0
+	for _, x := range ws {
+		for _, y := range ws {
+			if x.chain != y.chain || x.cached == y.cached {
+				continue
+			}
+			mixed++
+			for _, win := range []string{"30d", "all"} {
+				since, until := windowBounds(now, win)
+				out := WalletCompare{WalletA: x.wallet, WalletB: y.wallet, Chain: x.chain, Window: win,
+					SharedCounterparties: []SharedCounterparty{}, SharedTokens: []SharedToken{}}
+				got, err := q.OnchainWalletCompare(ctx, x.chain, x.wallet, y.wallet, win, 50)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := q.onchainWalletCompareSQL(ctx, out, since, until, 50)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("compare %s %s %s %s:\n go  %+v\n sql %+v", x.chain, x.wallet, y.wallet, win, got, want)
+				}
+			}
+		}
+	}
+	if mixed == 0 {
+		t.Fatal("no compare with one side cached")
+	}
+}
