@@ -13,7 +13,7 @@ import (
 
 // TestOnchainHotWalletsAnswerAsTheSQL: counterparties and compare of wallets held in the
 // cache of the busiest wallets' legs (query.HotWalletMinLegs lowered so that the
-// fixture's wallets qualify; OnchainWarm loads them) answer byte for byte as a store
+// fixture's wallets qualify; WarmHotWallets loads them) answer byte for byte as a store
 // without the cache (the SQL), on self-transfers, equal volumes, a leg exactly at a
 // window's start, direct flows both ways and a wallet compared with itself; with every
 // wallet cached, and with only W (its counterparties from Go, a compare with another
@@ -37,7 +37,7 @@ func TestOnchainHotWalletsAnswerAsTheSQL(t *testing.T) {
 	for _, min := range []int64{1, 30} {
 		q := openQueries(t, dir)
 		query.HotWalletMinLegs = min
-		if err := q.OnchainWarm(context.Background()); err != nil {
+		if err := q.WarmHotWallets(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		entries := 0

@@ -90,15 +90,7 @@ func (q *Queries) OnchainWarm(ctx context.Context) error {
 		}
 	}
 	step("holders and transfers boards")
-	if _, err := q.OnchainLabelsBatch(ctx, []string{OnchainZeroAddress}); warmed(err) != nil {
-		return err
-	}
+	_, err := q.OnchainLabelsBatch(ctx, []string{OnchainZeroAddress})
 	step("labels board")
-	// A cache, not a derived table: a failure leaves those wallets to their SQL and
-	// does not hold the area's readiness back.
-	if err := q.WarmHotWallets(ctx); err != nil && ctx.Err() == nil {
-		q.log.Warn("busiest wallets' legs not cached", "err", err)
-	}
-	step("busiest wallets' legs")
-	return ctx.Err()
+	return warmed(err)
 }

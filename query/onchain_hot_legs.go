@@ -27,9 +27,9 @@ import (
 // chain and wallet, and an entry serves only the files it was read from: a request
 // lists the wallet's files as the SQL would (walletArgs) and uses the entry only when
 // their signature (paths, sizes, modification times, split) is the entry's; otherwise
-// the SQL answers. The entries are loaded by OnchainWarm (serve's start and each hour
-// turn), the busiest wallets first (onchain_wallet_days), while they fit the cache's
-// byte share; a request never loads one. The answers are the SQL's to the byte
+// the SQL answers. The entries are loaded by WarmHotWallets (serve's refresher, after
+// the areas' warm), the busiest wallets first (onchain_wallet_days), while they fit the
+// cache's byte share; a request never loads one. The answers are the SQL's to the byte
 // (TestHotLegsAnswerAsTheSQL): exact integer micro-dollar sums where the SQL sums
 // DECIMAL(38, 6), converted to DOUBLE as DuckDB converts a DECIMAL, the same orders
 // and ties; a sum that would overflow int64 leaves the request to the SQL.
@@ -217,8 +217,8 @@ func (q *Queries) hotCandidates(ctx context.Context) ([]hotCand, error) {
 
 // WarmHotWallets loads the busiest wallets' legs (at least HotWalletMinLegs, busiest
 // first over every chain) while their estimated bytes fit the cache's limit, reading
-// again only those whose files changed since they were loaded. OnchainWarm calls it
-// last; a publish-only store (mdq rebuild) loads nothing.
+// again only those whose files changed since they were loaded. Serve's refresher calls
+// it after every area's warm; a publish-only store (mdq rebuild) loads nothing.
 func (q *Queries) WarmHotWallets(ctx context.Context) error {
 	if q.publishOnly {
 		return nil

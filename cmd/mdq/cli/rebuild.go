@@ -239,6 +239,9 @@ func boardRefresher(ctx context.Context, _ *Config, _ *cobra.Command, api *handl
 				// Per-day tables (market list, liquidations): not a readiness area, since
 				// their routes read the raw files of any date not yet published.
 				{{"day_tables", api.Q.WarmDayTables}},
+				// The busiest wallets' legs (a cache, last: loading them all takes about
+				// 25 cpu-s at large when their files change, and nothing waits for it).
+				{{"hot_wallets", api.Q.WarmHotWallets}},
 			} {
 				for _, w := range chain {
 					at := api.Q.Now()
