@@ -3,7 +3,6 @@ package query
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/hex"
 	"fmt"
 	"math"
@@ -110,60 +109,66 @@ func (q *Queries) hotLegsFor(chain, wallet string, a walletArgs) *hotLegs {
 
 // loadHotLegs reads wallet's legs on chain from the files a lists (sig, their signature
 // taken before the read: an entry never claims files newer than it read). ok is false
-// when a USD value does not fit int64 micro-dollars.
-func (q *Queries) loadHotLegs(ctx context.Context, chain, wallet string, a walletArgs, sig string) (h *hotLegs, ok bool, err error) {
-	rows, err := q.walletDB.QueryContext(ctx, onchainHotLegsSQL, append([]any{chain, wallet}, a.legsTail()...)...)
-	if err != nil {
+// when a leg cannot be held (hotBuilder.add). The rows come through DuckDB's Arrow
+// interface where the build has it (onchain_hot_legs_arrow.go: a record batch at a
+// time; the large lake's busiest wallet, 223,474 legs, in 196 ms against 322 to 345 ms
+// row by row), else row by row (onchain_hot_legs_rows.go).
+func (q *Queries) loadHotLegs(ctx context.Context, chain, wallet string, a walletArgs, sig string) (*hotLegs, bool, error) {
+	b := &hotBuilder{h: &hotLegs{sig: sig}, toks: map[string]int32{}, ok: true}
+	if err := q.scanHotLegs(ctx, append([]any{chain, wallet}, a.legsTail()...), b); err != nil {
 		return nil, false, err
 	}
-	defer rows.Close()
-	h = &hotLegs{sig: sig}
-	toks := map[string]int32{}
-	var cp, tok string
-	var t int64
-	var u sql.NullInt64
-	var send, self bool
-	for rows.Next() {
-		if err := rows.Scan(&cp, &tok, &t, &u, &send, &self); err != nil {
-			return nil, false, err
-		}
-		if !u.Valid {
-			return nil, false, nil
-		}
-		c, valid := parseAddr20(cp)
-		if !valid {
-			return nil, false, nil // not a lower-case 0x address: left to the SQL
-		}
-		if n := len(h.cps); n == 0 || h.cps[n-1] != c {
-			if n > 0 && bytes.Compare(h.cps[n-1][:], c[:]) > 0 {
-				// Not in byte order: the ids could not stand for the addresses' order.
-				return nil, false, nil
-			}
-			h.cps = append(h.cps, c)
-		}
-		id, seen := toks[tok]
-		if !seen {
-			id = int32(len(h.toks))
-			toks[tok] = id
-			h.toks = append(h.toks, tok)
-		}
-		var f uint8
-		if send {
-			f |= hotSend
-		}
-		if self {
-			f |= hotSelf
-		}
-		h.at = append(h.at, t)
-		h.cp = append(h.cp, int32(len(h.cps)-1))
-		h.tok = append(h.tok, id)
-		h.usd = append(h.usd, u.Int64)
-		h.flag = append(h.flag, f)
+	return b.h, b.ok, nil
+}
+
+// hotBuilder appends a wallet's legs, in wallet_hot_legs.sql's order, to an entry.
+type hotBuilder struct {
+	h      *hotLegs
+	toks   map[string]int32
+	lastCp string
+	ok     bool
+}
+
+// add appends one leg. cp and tok may be views of a buffer the caller reuses: what the
+// entry keeps is copied. It returns false, and the entry is not kept, for a USD value
+// that does not fit int64 micro-dollars (!valid), a counterparty that is not a
+// lower-case 0x address, or counterparties out of byte order (the ids could not stand
+// for the addresses' order).
+func (b *hotBuilder) add(cp, tok string, t, u int64, valid, send, self bool) bool {
+	if !valid {
+		b.ok = false
+		return false
 	}
-	if err := rows.Err(); err != nil {
-		return nil, false, err
+	h := b.h
+	if len(h.cps) == 0 || cp != b.lastCp {
+		c, isAddr := parseAddr20(cp)
+		if !isAddr || len(h.cps) > 0 && bytes.Compare(h.cps[len(h.cps)-1][:], c[:]) >= 0 {
+			b.ok = false
+			return false
+		}
+		h.cps = append(h.cps, c)
+		b.lastCp = strings.Clone(cp)
 	}
-	return h, true, nil
+	id, seen := b.toks[tok]
+	if !seen {
+		tok = strings.Clone(tok)
+		id = int32(len(h.toks))
+		b.toks[tok] = id
+		h.toks = append(h.toks, tok)
+	}
+	var f uint8
+	if send {
+		f |= hotSend
+	}
+	if self {
+		f |= hotSelf
+	}
+	h.at = append(h.at, t)
+	h.cp = append(h.cp, int32(len(h.cps)-1))
+	h.tok = append(h.tok, id)
+	h.usd = append(h.usd, u)
+	h.flag = append(h.flag, f)
+	return true
 }
 
 // hotCands is the busiest wallets' list of one onchain_wallet_days version.
