@@ -18,15 +18,16 @@ const CacheShare = 0.4
 
 // cacheShares splits CacheShare between the registered caches (by name).
 var cacheShares = map[string]float64{
-	"onchain_balance_tokens": 0.3,
-	// The busiest wallets' legs, about 28 bytes a leg: a hub of the large lake is 223,000
-	// legs (6 MB); half the share (480 MB of the default budget's 2.4 GB) holds the 130
-	// or so wallets of the large lake with at least 60,000.
-	hotLegsCache: 0.5,
+	// The large lake under load used 14 MB of this share's 300 MB (400 tokens).
+	"onchain_balance_tokens": 0.15,
+	// The busiest wallets' legs, about 30 bytes a leg: a hub of the large lake is 223,000
+	// legs (6 MB); 0.7 of the share (700 MB of the default budget's 2.5 GB Go share)
+	// held 316 of the large lake's wallets (85 on ethereum), 22 million legs.
+	hotLegsCache: 0.7,
 	// One (hour, wallet) label is about 250 bytes; a liquidations page needs 100.
 	hourLabelsCache: 0.05,
 	// A whole day of the large lake's trades is 9 MB compact; a 48-hour window needs 3.
-	smartDaysCache: 0.15,
+	smartDaysCache: 0.1,
 }
 
 // storeLRU is the store's byte-bounded LRU of the given name (a key of cacheShares),
