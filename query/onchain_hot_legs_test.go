@@ -58,33 +58,11 @@ func microString(v int64) string {
 // limit is far below the legs keeps within it.
 func TestHotLegsAnswerAsTheSQL(t *testing.T) {
 	ctx := context.Background()
-	dir := testlake.Copy(t)
-	now := testlake.Now()
-	q, err := Open(ctx, dir, Options{Now: func() time.Time { return now }, NoGoLimit: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer q.Close()
-	defer func(n int64) { HotWalletMinLegs = n }(HotWalletMinLegs)
-	HotWalletMinLegs = 1
-	if err := q.onchainLegs(ctx); err != nil {
-		t.Fatal(err)
-	}
+	q, now := hotStore(t)
 	if err := q.WarmHotWallets(ctx); err != nil {
 		t.Fatal(err)
 	}
-	type cw struct{ chain, wallet string }
-	var wallets []cw
-	rows, err := q.db.QueryContext(ctx, `SELECT chain, wallet FROM onchain_legs GROUP BY ALL ORDER BY count(*) DESC, wallet LIMIT 40`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var w cw
-		rows.Scan(&w.chain, &w.wallet) //nolint:errcheck
-		wallets = append(wallets, w)
-	}
-	rows.Close()
+	wallets := busiestWallets(t, q, 40)
 	if len(wallets) < 10 {
 		t.Fatalf("%d wallets", len(wallets))
 	}
@@ -120,8 +98,8 @@ func TestHotLegsAnswerAsTheSQL(t *testing.T) {
 	}
 	pairs := 0
 	for i, x := range wallets {
-		for _, y := range []cw{wallets[(i+1)%len(wallets)], wallets[(i+7)%len(wallets)], x,
-			{x.chain, "0x0000000000000000000000000000000000000001"}} {
+		for _, y := range []hotWallet{wallets[(i+1)%len(wallets)], wallets[(i+7)%len(wallets)], x,
+			{chain: x.chain, wallet: "0x0000000000000000000000000000000000000001"}} {
 			if y.chain != x.chain {
 				continue
 			}
@@ -187,17 +165,7 @@ func TestHotLegsAnswerAsTheSQL(t *testing.T) {
 // bytes), and a wallet left out is answered by the SQL alike.
 func TestHotLegsCacheBounded(t *testing.T) {
 	ctx := context.Background()
-	now := testlake.Now()
-	q, err := Open(ctx, testlake.Copy(t), Options{Now: func() time.Time { return now }, NoGoLimit: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer q.Close()
-	defer func(n int64) { HotWalletMinLegs = n }(HotWalletMinLegs)
-	HotWalletMinLegs = 1
-	if err := q.onchainLegs(ctx); err != nil {
-		t.Fatal(err)
-	}
+	q, now := hotStore(t)
 	use := func() (u CacheUse) {
 		if err := q.WarmHotWallets(ctx); err != nil {
 			t.Fatal(err)
@@ -221,21 +189,7 @@ func TestHotLegsCacheBounded(t *testing.T) {
 	if part.Bytes > part.Limit || part.Entries == 0 || part.Entries >= whole.Entries {
 		t.Fatalf("cache %+v after %+v", part, whole)
 	}
-	rows, err := q.db.QueryContext(ctx, `SELECT chain, wallet FROM onchain_legs GROUP BY ALL ORDER BY count(*) DESC, wallet LIMIT 30`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	type cw struct {
-		chain, wallet string
-		cached        bool
-	}
-	var ws []cw
-	for rows.Next() {
-		var w cw
-		rows.Scan(&w.chain, &w.wallet) //nolint:errcheck
-		ws = append(ws, w)
-	}
-	rows.Close()
+	ws := busiestWallets(t, q, 30)
 	cached, left := 0, 0
 	for i, x := range ws {
 		chain, w := x.chain, x.wallet
@@ -293,4 +247,52 @@ func TestHotLegsCacheBounded(t *testing.T) {
 	if mixed == 0 {
 		t.Fatal("no compare with one side cached")
 	}
+}
+
+// hotStore opens a store on a copy of the tiny lake, its legs published, with every
+// wallet eligible for the cache of the busiest wallets' legs (HotWalletMinLegs 1, put
+// back when the test ends), and returns it with its clock.
+func hotStore(t *testing.T) (*Queries, time.Time) {
+	t.Helper()
+	now := testlake.Now()
+	q, err := Open(context.Background(), testlake.Copy(t), Options{Now: func() time.Time { return now }, NoGoLimit: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { q.Close() })
+	old := HotWalletMinLegs
+	HotWalletMinLegs = 1
+	t.Cleanup(func() { HotWalletMinLegs = old })
+	if err := q.onchainLegs(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return q, now
+}
+
+// hotWallet is a (chain, wallet) of the tiny lake, and whether its legs were cached.
+type hotWallet struct {
+	chain, wallet string
+	cached        bool
+}
+
+// busiestWallets lists the n (chain, wallet)s with the most legs.
+func busiestWallets(t *testing.T, q *Queries, n int) []hotWallet {
+	t.Helper()
+	rows, err := q.db.Query(`SELECT chain, wallet FROM onchain_legs GROUP BY ALL ORDER BY count(*) DESC, wallet LIMIT $1`, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []hotWallet
+	for rows.Next() {
+		var w hotWallet
+		if err := rows.Scan(&w.chain, &w.wallet); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, w)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
