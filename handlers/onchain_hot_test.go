@@ -32,7 +32,7 @@ func TestOnchainHotWalletsAnswerAsTheSQL(t *testing.T) {
 	dir := f.write(t)
 	cold := (&handlers.API{Q: openQueries(t, dir)}).Handler()
 	defer func(n int64) { query.HotWalletMinLegs = n }(query.HotWalletMinLegs)
-	// Every wallet cached; then only W (V and the others by their SQL side).
+	// Every wallet cached; then only W (V and the others by their SQL).
 	var hots []http.Handler
 	for _, min := range []int64{1, 30} {
 		q := openQueries(t, dir)
