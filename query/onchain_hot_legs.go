@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -40,10 +41,10 @@ const hotLegsCache = "onchain_hot_legs"
 // a wallet the warm loads: below it the SQL answers within the route's target anyway.
 var HotWalletMinLegs int64 = 20000
 
-// hotLegBytes is the warm's estimate of an entry's bytes per leg (25 for the leg's
-// columns, 20 for each counterparty; the busiest wallets have about one counterparty
-// in four legs).
-const hotLegBytes = 32
+// hotLegBytes is the warm's estimate of an entry's bytes per leg (19 for the leg's
+// columns, 20 for each counterparty; the busiest wallets of the large lake have about
+// one counterparty in four legs).
+const hotLegBytes = 25
 
 var onchainHotLegsSQL = sqlfiles.MustRead("onchain/wallet_hot_legs.sql")
 
@@ -56,21 +57,27 @@ const (
 
 // hotLegs is one wallet's legs on one chain, sorted by counterparty then token; the
 // ids index cps and toks, and cps is in address order (20 bytes an address: a hub has
-// tens of thousands of counterparties).
+// tens of thousands of counterparties). The columns are as narrow as the legs allow,
+// since the bytes a leg takes decide how many wallets the cache holds: block times are
+// whole seconds (EVM blocks), a wallet has at most 65,536 tokens; a wallet whose
+// legs do not fit is not cached (hotBuilder.add) and the SQL answers for it.
 type hotLegs struct {
 	sig  string
-	at   []int64 // block time, epoch us
+	at   []uint32 // block time, epoch seconds
 	cp   []int32
-	tok  []int32
+	tok  []uint16
 	usd  []int64 // micro-dollars
 	flag []uint8
 	cps  []addr20
 	toks []string
 }
 
+// time is leg i's block time in epoch microseconds, as the SQL's bounds are.
+func (h *hotLegs) time(i int) int64 { return int64(h.at[i]) * 1_000_000 }
+
 // bytes is what the entry holds (its columns, its strings and their headers).
 func (h *hotLegs) bytes() int64 {
-	n := int64(len(h.at))*(8+4+4+8+1) + int64(len(h.sig)) + 256
+	n := int64(len(h.at))*(4+4+2+8+1) + int64(len(h.sig)) + 256
 	n += int64(len(h.cps)) * 20
 	for _, s := range h.toks {
 		n += int64(len(s)) + 16
@@ -82,16 +89,20 @@ func (h *hotLegs) bytes() int64 {
 // listed file's path, size and modification time. A publication renames a new file over
 // the old one, so a rewritten file changes it.
 func walletFilesSig(a walletArgs) (string, error) {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s|%s", a.h, a.r)
-	for _, f := range slices.Concat(a.legs, a.today) {
-		st, err := os.Stat(f)
-		if err != nil {
-			return "", err
+	b := make([]byte, 0, 512)
+	b = append(append(append(b, a.h...), '|'), a.r...)
+	for _, list := range [][]string{a.legs, a.today} {
+		for _, f := range list {
+			st, err := os.Stat(f)
+			if err != nil {
+				return "", err
+			}
+			b = append(append(append(b, '|'), f...), ':')
+			b = append(strconv.AppendInt(b, st.Size(), 10), ':')
+			b = strconv.AppendInt(b, st.ModTime().UnixNano(), 10)
 		}
-		fmt.Fprintf(&b, "|%s:%d:%d", f, st.Size(), st.ModTime().UnixNano())
 	}
-	return b.String(), nil
+	return string(b), nil
 }
 
 // hotLegsFor returns the cached legs of wallet on chain when they were read from the
@@ -114,28 +125,29 @@ func (q *Queries) hotLegsFor(chain, wallet string, a walletArgs) *hotLegs {
 // time; the large lake's busiest wallet, 223,474 legs, in 196 ms against 322 to 345 ms
 // row by row), else row by row (onchain_hot_legs_rows.go).
 func (q *Queries) loadHotLegs(ctx context.Context, chain, wallet string, a walletArgs, sig string) (*hotLegs, bool, error) {
-	b := &hotBuilder{h: &hotLegs{sig: sig}, toks: map[string]int32{}, ok: true}
+	b := &hotBuilder{h: &hotLegs{sig: sig}, toks: map[string]uint16{}, ok: true}
 	if err := q.scanHotLegs(ctx, append([]any{chain, wallet}, a.legsTail()...), b); err != nil {
 		return nil, false, err
 	}
-	return b.h, b.ok, nil
+	return b.finish(), b.ok, nil
 }
 
 // hotBuilder appends a wallet's legs, in wallet_hot_legs.sql's order, to an entry.
 type hotBuilder struct {
 	h      *hotLegs
-	toks   map[string]int32
+	toks   map[string]uint16
 	lastCp string
 	ok     bool
 }
 
-// add appends one leg. cp and tok may be views of a buffer the caller reuses: what the
-// entry keeps is copied. It returns false, and the entry is not kept, for a USD value
-// that does not fit int64 micro-dollars (!valid), a counterparty that is not a
-// lower-case 0x address, or counterparties out of byte order (the ids could not stand
-// for the addresses' order).
+// add appends one leg (t, its block time in epoch microseconds). cp and tok may be
+// views of a buffer the caller reuses: what the entry keeps is copied. It returns false,
+// and the entry is not kept, for a USD value that does not fit int64 micro-dollars
+// (!valid), a block time that is not a whole second from 1970 to 2106, a counterparty
+// that is not a lower-case 0x address, counterparties out of byte order (the ids could
+// not stand for the addresses' order) or a 65,537th token.
 func (b *hotBuilder) add(cp, tok string, t, u int64, valid, send, self bool) bool {
-	if !valid {
+	if !valid || t%1_000_000 != 0 || t < 0 || t/1_000_000 > math.MaxUint32 {
 		b.ok = false
 		return false
 	}
@@ -151,8 +163,12 @@ func (b *hotBuilder) add(cp, tok string, t, u int64, valid, send, self bool) boo
 	}
 	id, seen := b.toks[tok]
 	if !seen {
+		if len(h.toks) > math.MaxUint16 {
+			b.ok = false
+			return false
+		}
 		tok = strings.Clone(tok)
-		id = int32(len(h.toks))
+		id = uint16(len(h.toks))
 		b.toks[tok] = id
 		h.toks = append(h.toks, tok)
 	}
@@ -163,12 +179,21 @@ func (b *hotBuilder) add(cp, tok string, t, u int64, valid, send, self bool) boo
 	if self {
 		f |= hotSelf
 	}
-	h.at = append(h.at, t)
+	h.at = append(h.at, uint32(t/1_000_000))
 	h.cp = append(h.cp, int32(len(h.cps)-1))
 	h.tok = append(h.tok, id)
 	h.usd = append(h.usd, u)
 	h.flag = append(h.flag, f)
 	return true
+}
+
+// finish returns the entry with its columns copied to their length: append leaves up to
+// a quarter of a large slice unused, which the cache's byte count would not see.
+func (b *hotBuilder) finish() *hotLegs {
+	h := b.h
+	h.at, h.cp, h.tok = slices.Clone(h.at), slices.Clone(h.cp), slices.Clone(h.tok)
+	h.usd, h.flag, h.cps = slices.Clone(h.usd), slices.Clone(h.flag), slices.Clone(h.cps)
+	return h
 }
 
 // hotCands is the busiest wallets' list of one onchain_wallet_days version.
@@ -304,9 +329,9 @@ func (h *hotLegs) counterparties(since, until int64) (out []hotCp, ok bool) {
 	for i := 0; i < len(h.cp); {
 		c := h.cp[i]
 		g := hotCp{cp: c, first: math.MaxInt64, last: math.MinInt64}
-		lastTok := int32(-1)
+		lastTok := -1
 		for ; i < len(h.cp) && h.cp[i] == c; i++ {
-			t := h.at[i]
+			t := h.time(i)
 			if h.flag[i]&hotSelf != 0 || t <= since || t > until {
 				continue
 			}
@@ -319,9 +344,9 @@ func (h *hotLegs) counterparties(since, until int64) (out []hotCp, ok bool) {
 			if !ok {
 				return nil, false
 			}
-			if h.tok[i] != lastTok {
+			if int(h.tok[i]) != lastTok {
 				g.tokens++
-				lastTok = h.tok[i]
+				lastTok = int(h.tok[i])
 			}
 			g.first, g.last = min(g.first, t), max(g.last, t)
 		}
@@ -380,7 +405,7 @@ func (h *hotLegs) side(since, until int64, other addr20) (s hotSide, ok bool) {
 		var g [2]int64
 		isOther := h.cps[c] == other
 		for ; i < len(h.cp) && h.cp[i] == c; i++ {
-			t := h.at[i]
+			t := h.time(i)
 			if h.flag[i]&hotSelf != 0 || t <= since || t > until {
 				continue
 			}

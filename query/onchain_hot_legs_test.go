@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -51,6 +52,59 @@ func microString(v int64) string {
 	return fmt.Sprintf("%s%d.%06d", sign, u/1_000_000, u%1_000_000)
 }
 
+// TestHotBuilderRefuses: a wallet whose legs the narrow columns cannot hold exactly is
+// not cached (the SQL answers for it): a USD value beyond int64 micro-dollars, a block
+// time that is not a whole second or is outside uint32 seconds, a counterparty that is
+// not a lower-case address or out of order, a 65,537th token. The last leg that fits is
+// kept as it came.
+func TestHotBuilderRefuses(t *testing.T) {
+	const sec = 1_000_000
+	a, b := "0x"+strings.Repeat("0a", 20), "0x"+strings.Repeat("0b", 20)
+	for _, tc := range []struct {
+		name       string
+		cp         string
+		at         int64
+		valid, add bool
+	}{
+		{"fits", b, 1_763_640_000 * sec, true, true},
+		{"usd beyond int64", b, 1_763_640_000 * sec, false, false},
+		{"part of a second", b, 1_763_640_000*sec + 1, true, false},
+		{"before 1970", b, -sec, true, false},
+		{"after 2106", b, (math.MaxUint32 + 1) * sec, true, false},
+		{"last second of uint32", b, math.MaxUint32 * sec, true, true},
+		{"upper-case address", "0x" + strings.Repeat("0B", 20), sec, true, false},
+		{"counterparty out of order", "0x" + strings.Repeat("01", 20), sec, true, false},
+		{"same counterparty again", a, sec, true, true},
+	} {
+		bl := &hotBuilder{h: &hotLegs{}, toks: map[string]uint16{}, ok: true}
+		if !bl.add(a, "t", 5*sec, 7, true, true, false) {
+			t.Fatal("first leg refused")
+		}
+		if got := bl.add(tc.cp, "t", tc.at, 1, tc.valid, false, false); got != tc.add || bl.ok != tc.add {
+			t.Fatalf("%s: add %v ok %v, want %v", tc.name, got, bl.ok, tc.add)
+		}
+		h := bl.finish()
+		if h.time(0) != 5*sec || h.usd[0] != 7 || h.flag[0] != hotSend || h.cps[0].String() != a {
+			t.Fatalf("%s: first leg kept as %d %d %d %s", tc.name, h.time(0), h.usd[0], h.flag[0], h.cps[0])
+		}
+		if tc.add && h.time(1) != tc.at {
+			t.Fatalf("%s: block time %d kept as %d", tc.name, tc.at, h.time(1))
+		}
+	}
+	bl := &hotBuilder{h: &hotLegs{}, toks: map[string]uint16{}, ok: true}
+	for i := range math.MaxUint16 + 1 {
+		if !bl.add(a, fmt.Sprintf("t%05d", i), sec, 1, true, false, false) {
+			t.Fatalf("token %d refused", i)
+		}
+	}
+	if bl.add(a, "one more", sec, 1, true, false, false) || bl.ok {
+		t.Fatal("a 65,537th token was kept")
+	}
+	if got := len(bl.finish().toks); got != math.MaxUint16+1 {
+		t.Fatalf("%d tokens kept, want %d", got, math.MaxUint16+1)
+	}
+}
+
 // TestHotLegsAnswerAsTheSQL: with every wallet of the tiny lake in the cache of the
 // busiest wallets' legs, counterparties and compare answer from Go exactly as their SQL
 // files do (every window, several limits, a wallet compared with itself, one never
@@ -82,7 +136,7 @@ func TestHotLegsAnswerAsTheSQL(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				want, err := q.onchainWalletCounterpartiesSQL(ctx, w.chain, w.wallet, since, until, limit)
+				want, err := q.onchainWalletCounterpartiesSQL(ctx, w.chain, w.wallet, since, until, limit, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -112,7 +166,7 @@ func TestHotLegsAnswerAsTheSQL(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					want, err := q.onchainWalletCompareSQL(ctx, out, since, until, limit)
+					want, err := q.onchainWalletCompareSQL(ctx, out, since, until, limit, nil)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -207,7 +261,7 @@ func TestHotLegsCacheBounded(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, err := q.onchainWalletCounterpartiesSQL(ctx, chain, w, since, until, 50)
+		want, err := q.onchainWalletCounterpartiesSQL(ctx, chain, w, since, until, 50, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -234,7 +288,7 @@ func TestHotLegsCacheBounded(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				want, err := q.onchainWalletCompareSQL(ctx, out, since, until, 50)
+				want, err := q.onchainWalletCompareSQL(ctx, out, since, until, 50, nil)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -57,42 +57,29 @@ func (q *Queries) OnchainWalletCompare(ctx context.Context, chain, a, b, window 
 		return out, err
 	}
 	since, until := windowBounds(q.Now(), window)
-	// Both wallets' legs cached in Go answer alike (onchain_hot_legs.go).
-	if ha, hb := q.hotPair(ctx, chain, a, b); ha != nil && hb != nil {
-		if res, ok := hotCompare(out, ha, hb, since, until, limit); ok {
-			return q.finishCompare(ctx, res, time.UnixMicro(until))
+	// Both wallets' legs cached in Go answer alike (onchain_hot_legs.go); the SQL reads
+	// the files listed for the check.
+	listed, err := q.compareArgs(ctx, chain, a, b)
+	if err != nil {
+		return out, wrap(ctx, "onchain wallet compare", err)
+	}
+	if ha := q.hotLegsFor(chain, a, listed.wallet(0)); ha != nil {
+		if hb := q.hotLegsFor(chain, b, listed.wallet(1)); hb != nil {
+			if res, ok := hotCompare(out, ha, hb, since, until, limit); ok {
+				return q.finishCompare(ctx, res, time.UnixMicro(until))
+			}
 		}
 	}
-	return q.onchainWalletCompareSQL(ctx, out, since, until, limit)
+	return q.onchainWalletCompareSQL(ctx, out, since, until, limit, &listed)
 }
 
-// hotPair returns the cached legs of a and b on chain when both are current (nil, nil
-// otherwise).
-func (q *Queries) hotPair(ctx context.Context, chain, a, b string) (ha, hb *hotLegs) {
-	x, err := q.walletArgs(ctx, a, chain)
-	if err != nil {
-		return nil, nil
-	}
-	if ha = q.hotLegsFor(chain, a, x); ha == nil {
-		return nil, nil
-	}
-	y, err := q.walletArgs(ctx, b, chain)
-	if err != nil {
-		return nil, nil
-	}
-	if hb = q.hotLegsFor(chain, b, y); hb == nil {
-		return nil, nil
-	}
-	return ha, hb
-}
-
-// onchainWalletCompareSQL is OnchainWalletCompare by wallet_compare.sql; out holds the
-// request's echoed fields and empty lists.
-func (q *Queries) onchainWalletCompareSQL(ctx context.Context, out WalletCompare, since, until int64, limit int) (WalletCompare, error) {
+// onchainWalletCompareSQL is OnchainWalletCompare by wallet_compare.sql, over the files
+// listed (nil: listed here); out holds the request's echoed fields and empty lists.
+func (q *Queries) onchainWalletCompareSQL(ctx context.Context, out WalletCompare, since, until int64, limit int, listed *walletArgs) (WalletCompare, error) {
 	chain, a, b := out.Chain, out.WalletA, out.WalletB
 	ctx, cancel := q.ctx(ctx)
 	defer cancel()
-	rows, err := q.queryWallet(ctx, onchainWalletCompareSQL, func() (walletArgs, error) { return q.compareArgs(ctx, chain, a, b) },
+	rows, err := q.queryWallet(ctx, onchainWalletCompareSQL, listedFirst(listed, func() (walletArgs, error) { return q.compareArgs(ctx, chain, a, b) }),
 		walletArgs.compareTail, chain, a, b, since, until, limit)
 	if err != nil {
 		return out, wrap(ctx, "onchain wallet compare", err)

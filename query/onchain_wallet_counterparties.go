@@ -32,23 +32,26 @@ func (q *Queries) OnchainWalletCounterparties(ctx context.Context, chain, addres
 		return nil, err
 	}
 	since, until := windowBounds(q.Now(), window)
-	// A busy wallet's legs cached in Go answer alike (onchain_hot_legs.go).
-	if a, err := q.walletArgs(ctx, address, chain); err == nil {
-		if h := q.hotLegsFor(chain, address, a); h != nil {
-			if items, ok := h.topCounterparties(since, until, limit); ok {
-				return q.labelCounterparties(items, time.UnixMicro(until)), nil
-			}
+	// A busy wallet's legs cached in Go answer alike (onchain_hot_legs.go); the SQL
+	// reads the files listed for the check.
+	a, err := q.walletArgs(ctx, address, chain)
+	if err != nil {
+		return nil, wrap(ctx, "onchain wallet counterparties", err)
+	}
+	if h := q.hotLegsFor(chain, address, a); h != nil {
+		if items, ok := h.topCounterparties(since, until, limit); ok {
+			return q.labelCounterparties(items, time.UnixMicro(until)), nil
 		}
 	}
-	return q.onchainWalletCounterpartiesSQL(ctx, chain, address, since, until, limit)
+	return q.onchainWalletCounterpartiesSQL(ctx, chain, address, since, until, limit, &a)
 }
 
 // onchainWalletCounterpartiesSQL is OnchainWalletCounterparties by
-// wallet_counterparties.sql.
-func (q *Queries) onchainWalletCounterpartiesSQL(ctx context.Context, chain, address string, since, until int64, limit int) ([]Counterparty, error) {
+// wallet_counterparties.sql, over the files listed (nil: listed here).
+func (q *Queries) onchainWalletCounterpartiesSQL(ctx context.Context, chain, address string, since, until int64, limit int, listed *walletArgs) ([]Counterparty, error) {
 	ctx, cancel := q.ctx(ctx)
 	defer cancel()
-	rows, err := q.queryWallet(ctx, onchainWalletCounterpartiesSQL, func() (walletArgs, error) { return q.walletArgs(ctx, address, chain) },
+	rows, err := q.queryWallet(ctx, onchainWalletCounterpartiesSQL, listedFirst(listed, func() (walletArgs, error) { return q.walletArgs(ctx, address, chain) }),
 		walletArgs.legsTail, chain, address, since, until, limit)
 	if err != nil {
 		return nil, wrap(ctx, "onchain wallet counterparties", err)

@@ -220,6 +220,18 @@ func (q *Queries) queryWalletPick(ctx context.Context, text func(walletArgs) str
 	}
 }
 
+// listedFirst is a queryWallet listing whose first call gives the files already listed
+// (when there are) and whose later ones, after a file went away, list again.
+func listedFirst(listed *walletArgs, list func() (walletArgs, error)) func() (walletArgs, error) {
+	return func() (walletArgs, error) {
+		if a := listed; a != nil {
+			listed = nil
+			return *a, nil
+		}
+		return list()
+	}
+}
+
 // compareArgs lists the files of wallets a and b on chain (both at one split).
 func (q *Queries) compareArgs(ctx context.Context, chain, a, b string) (walletArgs, error) {
 	h, r := q.walletSplit()
@@ -230,6 +242,17 @@ func (q *Queries) compareArgs(ctx context.Context, chain, a, b string) (walletAr
 	y, err := q.walletArgsAt(ctx, q.dir, b, chain, h, r)
 	x.other = y.legs
 	return x, err
+}
+
+// wallet is the listing of one of the compared wallets (0 for a, 1 for b) as walletArgs
+// lists a single wallet: b's legs are other; the split and the chain's legs after it
+// are both's.
+func (a walletArgs) wallet(i int) walletArgs {
+	w := walletArgs{h: a.h, r: a.r, legs: a.legs, today: a.today}
+	if i == 1 {
+		w.legs = a.other
+	}
+	return w
 }
 
 // compareTail is the last arguments of wallet_compare.sql: h, r, a's legs segment
