@@ -66,6 +66,9 @@ func ocBenchStore(b *testing.B) *ocBench {
 	if err := q.WarmHotWallets(ctx); err != nil {
 		b.Fatal(err)
 	}
+	for _, c := range q.CacheReport() {
+		b.Logf("cache %s: %d entries, %d of %d bytes", c.Name, c.Entries, c.Bytes, c.Limit)
+	}
 	return s
 }
 
