@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"mdq/lake"
@@ -43,8 +44,9 @@ var HotWalletMinLegs int64 = 20000
 
 // hotLegBytes is the warm's estimate of an entry's bytes per leg (19 for the leg's
 // columns, 20 for each counterparty; the busiest wallets of the large lake have about
-// one counterparty in four legs).
-const hotLegBytes = 25
+// one counterparty in four legs), for a wallet it has not read yet (hotLoads). A
+// variable for the tests.
+var hotLegBytes int64 = 25
 
 var onchainHotLegsSQL = sqlfiles.MustRead("onchain/wallet_hot_legs.sql")
 
@@ -261,14 +263,24 @@ func (q *Queries) WarmHotWallets(ctx context.Context) error {
 		return err
 	}
 	lru := storeLRU[hotKey, *hotLegs](q, hotLegsCache)
-	// The plan: the busiest wallets while their estimated bytes fit; the entries of
-	// others go first, so loading the plan evicts none of it.
+	v, _ := q.ext.LoadOrStore(hotLoadsKey{}, &hotLoads{m: map[hotKey]hotLoad{}})
+	loads := v.(*hotLoads)
+	loads.mu.Lock() // one warm at a time: serve's refresher, or a test's call
+	defer loads.mu.Unlock()
+	// The plan: the busiest wallets while their bytes fit (as measured when a wallet was
+	// read before, else the estimate), leaving out those read before from the same files
+	// and found not to fit the columns; the entries of others go first, so loading the
+	// plan evicts none of it.
 	limit := lru.use().Limit
 	var plan []hotCand
 	var est int64
 	keep := map[hotKey]bool{}
 	for _, c := range cands {
-		if e := c.n * hotLegBytes; est+e <= limit {
+		e := c.n * hotLegBytes
+		if l, ok := loads.m[c.key]; ok {
+			e = l.bytes
+		}
+		if est+e <= limit {
 			est += e
 			plan = append(plan, c)
 			keep[c.key] = true
@@ -287,16 +299,39 @@ func (q *Queries) WarmHotWallets(ctx context.Context) error {
 		if h, ok := lru.get(c.key); ok && h.sig == sig {
 			continue
 		}
+		if l, ok := loads.m[c.key]; ok && l.refused == sig {
+			continue
+		}
 		h, ok, err := q.loadHotLegs(ctx, c.key.chain, c.key.wallet, a, sig)
 		if err != nil {
 			return err
 		}
-		if ok {
-			lru.put(c.key, h, h.bytes())
+		if !ok {
+			loads.m[c.key] = hotLoad{bytes: 0, refused: sig}
+			continue
 		}
+		loads.m[c.key] = hotLoad{bytes: h.bytes()}
+		lru.put(c.key, h, h.bytes())
 	}
 	return nil
 }
+
+// hotLoads is what the warm learnt of each wallet it read: the entry's bytes, which the
+// next plans count instead of the estimate (an estimate short of them would have the
+// last loads evict the first ones, to be read again a minute later), or the signature
+// of files whose legs the columns could not hold (not read again until they change).
+// One small record per wallet read (hundreds at large).
+type hotLoads struct {
+	mu sync.Mutex
+	m  map[hotKey]hotLoad
+}
+
+type hotLoad struct {
+	bytes   int64
+	refused string
+}
+
+type hotLoadsKey struct{}
 
 // add64 adds exactly; ok is false on overflow.
 func add64(a, b int64) (int64, bool) {

@@ -215,8 +215,9 @@ func TestHotLegsAnswerAsTheSQL(t *testing.T) {
 }
 
 // TestHotLegsCacheBounded: a cache limit of a quarter of the tiny lake's legs keeps
-// the cache within it (the warm plans by its estimate, the LRU evicts by the entries'
-// bytes), and a wallet left out is answered by the SQL alike.
+// the cache within it (the warm plans by the entries' bytes it measured, the LRU evicts
+// by them), a later warm over the same files reads no entry again, and a wallet left out
+// is answered by the SQL alike.
 func TestHotLegsCacheBounded(t *testing.T) {
 	ctx := context.Background()
 	q, now := hotStore(t)
@@ -239,9 +240,42 @@ func TestHotLegsCacheBounded(t *testing.T) {
 	v, _ := q.ext.Load(lruKey{hotLegsCache})
 	v.(*lruState[hotKey, *hotLegs]).lru = small
 	q.registerCache(hotLegsCache, small)
+	// The warms learn each entry's bytes and plan by them, not by the estimate (here far
+	// short of them): the plan fits, loading it evicts nothing, and a later warm over the
+	// same files reads nothing again. Planned by the estimate, the last loads evicted the
+	// first, which the next warm read again.
+	est := hotLegBytes
+	hotLegBytes = 2
+	defer func() { hotLegBytes = est }()
 	part := use()
-	if part.Bytes > part.Limit || part.Entries == 0 || part.Entries >= whole.Entries {
+	if part.Bytes > part.Limit || part.Entries == 0 || part.Entries >= whole.Entries || part.Evictions != 0 {
 		t.Fatalf("cache %+v after %+v", part, whole)
+	}
+	held := func() map[hotKey]*hotLegs {
+		cands, err := q.hotCandidates(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[hotKey]*hotLegs{}
+		for _, c := range cands {
+			if h, ok := small.get(c.key); ok {
+				m[c.key] = h
+			}
+		}
+		return m
+	}
+	before := held()
+	if again := use(); again.Entries != part.Entries || again.Bytes != part.Bytes {
+		t.Fatalf("cache %+v, then %+v over the same files", part, again)
+	}
+	after := held()
+	if len(after) != len(before) || len(before) != part.Entries {
+		t.Fatalf("%d entries held, then %d, of %d", len(before), len(after), part.Entries)
+	}
+	for k, h := range before {
+		if after[k] != h {
+			t.Fatalf("%v read again by a warm over the same files", k)
+		}
 	}
 	ws := busiestWallets(t, q, 30)
 	cached, left := 0, 0
