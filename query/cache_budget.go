@@ -20,9 +20,10 @@ const CacheShare = 0.4
 var cacheShares = map[string]float64{
 	// The large lake under load used 14 MB of this share's 300 MB (400 tokens).
 	"onchain_balance_tokens": 0.15,
-	// The busiest wallets' legs, about 30 bytes a leg: a hub of the large lake is 223,000
-	// legs (6 MB); 0.7 of the share (700 MB of the default budget's 2.5 GB Go share)
-	// held 316 of the large lake's wallets (85 on ethereum), 22 million legs.
+	// The busiest wallets' legs, about 25 bytes a leg: a hub of the large lake is 223,000
+	// legs (5.6 MB); 0.7 of the share (708 MB of the default budget's 2.5 GB Go share)
+	// holds all 495 of the large lake's wallets of 20,000 legs or more (the busiest 100
+	// on ethereum among them), 27 million legs in 677 MB.
 	hotLegsCache: 0.7,
 	// One (hour, wallet) label is about 250 bytes; a liquidations page needs 100.
 	hourLabelsCache: 0.05,
