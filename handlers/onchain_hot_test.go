@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"mdq/handlers"
+	"mdq/internal/testlake"
 	"mdq/query"
 )
 
@@ -19,22 +20,31 @@ import (
 // wallet cached, and with only W (its counterparties from Go, a compare with another
 // wallet by the SQL).
 func TestOnchainHotWalletsAnswerAsTheSQL(t *testing.T) {
-	f, a := ocNamedFixture()
-	W, V, usdc, pepe := a["W"], a["V"], a["usdc"], a["pepe"]
-	f.xfer("ethereum", 3*time.Hour, usdc, W, W, 5, 5)                  // a self-transfer: no counterparty
-	f.xfer("ethereum", 26*time.Hour, pepe, V, V, 1, 900)               // and one of V's
-	f.xfer("ethereum", 5*time.Hour, pepe, W, ocAddr(300), 1, 777)      // 300 and 301 tie at 777 USD
-	f.xfer("ethereum", 6*time.Hour, usdc, ocAddr(301), W, 1, 777)      //
-	f.xfer("ethereum", 7*time.Hour, usdc, W, V, 3, 3)                  // W to V; V sends W 500 too
-	f.xfer("ethereum", 24*time.Hour, usdc, ocAddr(300), V, 1, 2)       // exactly at the 24h window's start
-	f.xfer("ethereum", 2*time.Hour, pepe, ocAddr(105), W, 1, 0.000001) // a second token with 105
-	f.xfer("ethereum", 50*24*time.Hour, pepe, ocAddr(104), V, 1, 11)   // only in 90d and all
+	fixture := func(subSecond bool) (*ocFixture, map[string]string) {
+		f, a := ocNamedFixture()
+		W, V, usdc, pepe := a["W"], a["V"], a["usdc"], a["pepe"]
+		f.xfer("ethereum", 3*time.Hour, usdc, W, W, 5, 5)                  // a self-transfer: no counterparty
+		f.xfer("ethereum", 26*time.Hour, pepe, V, V, 1, 900)               // and one of V's
+		f.xfer("ethereum", 5*time.Hour, pepe, W, ocAddr(300), 1, 777)      // 300 and 301 tie at 777 USD
+		f.xfer("ethereum", 6*time.Hour, usdc, ocAddr(301), W, 1, 777)      //
+		f.xfer("ethereum", 7*time.Hour, usdc, W, V, 3, 3)                  // W to V; V sends W 500 too
+		f.xfer("ethereum", 24*time.Hour, usdc, ocAddr(300), V, 1, 2)       // exactly at the 24h window's start
+		f.xfer("ethereum", 2*time.Hour, pepe, ocAddr(105), W, 1, 0.000001) // a second token with 105
+		f.xfer("ethereum", 50*24*time.Hour, pepe, ocAddr(104), V, 1, 11)   // only in 90d and all
+		if subSecond {
+			// A block time the cache's whole-second column cannot hold (xfer keeps
+			// whole seconds): V and 302 are left out of the cache.
+			f.transfers = append(f.transfers, ocRaw{chain: "ethereum", t: testlake.Now().Add(-30 * time.Hour).Truncate(time.Second).Add(250 * time.Millisecond),
+				token: usdc, from: V, to: ocAddr(302), amount: 1, usd: 40, priced: true})
+		}
+		return f, a
+	}
+	f, a := fixture(false)
+	W, V := a["W"], a["V"]
 	dir := f.write(t)
 	cold := (&handlers.API{Q: openQueries(t, dir)}).Handler()
 	defer func(n int64) { query.HotWalletMinLegs = n }(query.HotWalletMinLegs)
-	// Every wallet cached; then only W (V and the others by their SQL).
-	var hots []http.Handler
-	for _, min := range []int64{1, 30} {
+	warm := func(dir string, min int64) (http.Handler, int) {
 		q := openQueries(t, dir)
 		query.HotWalletMinLegs = min
 		if err := q.WarmHotWallets(context.Background()); err != nil {
@@ -46,10 +56,20 @@ func TestOnchainHotWalletsAnswerAsTheSQL(t *testing.T) {
 				entries = c.Entries
 			}
 		}
+		return (&handlers.API{Q: q}).Handler(), entries
+	}
+	// Every wallet cached; then only W (V and the others by their SQL).
+	var hots []http.Handler
+	every := 0
+	for _, min := range []int64{1, 30} {
+		h, entries := warm(dir, min)
 		if min == 1 && entries < 4 || min == 30 && entries != 1 {
 			t.Fatalf("at least %d legs: %d wallets' legs cached", min, entries)
 		}
-		hots = append(hots, (&handlers.API{Q: q}).Handler())
+		if min == 1 {
+			every = entries
+		}
+		hots = append(hots, h)
 	}
 	var targets []string
 	for _, win := range []string{"24h", "7d", "30d", "90d", "all"} {
@@ -77,5 +97,20 @@ func TestOnchainHotWalletsAnswerAsTheSQL(t *testing.T) {
 	}
 	if nonEmpty < len(targets)/2 {
 		t.Fatalf("only %d of %d answers hold rows", nonEmpty, len(targets))
+	}
+	// With a leg of V at a time that is not a whole second, every wallet but V (and its
+	// new counterparty 302) is cached, and every answer is the SQL's of that lake.
+	f2, _ := fixture(true)
+	dir2 := f2.write(t)
+	cold2 := (&handlers.API{Q: openQueries(t, dir2)}).Handler()
+	hot2, entries := warm(dir2, 1)
+	if entries != every-1 {
+		t.Fatalf("%d wallets' legs cached with V's sub-second leg, %d without it", entries, every)
+	}
+	for _, target := range append(targets, fmt.Sprintf("/v1/onchain/wallets/%s/counterparties?window=all", ocAddr(302))) {
+		wantCode, want := get(t, cold2, target)
+		if code, body := get(t, hot2, target); code != 200 || wantCode != 200 || string(body) != string(want) {
+			t.Fatalf("%s (V refused):\n cached %d %s\n sql    %d %s", target, code, body, wantCode, want)
+		}
 	}
 }

@@ -307,7 +307,9 @@ func (q *Queries) WarmHotWallets(ctx context.Context) error {
 			return err
 		}
 		if !ok {
+			// Its entry of older files, if any, would answer no request again.
 			loads.m[c.key] = hotLoad{bytes: 0, refused: sig}
+			lru.retain(func(k hotKey) bool { return k != c.key })
 			continue
 		}
 		loads.m[c.key] = hotLoad{bytes: h.bytes()}
