@@ -55,8 +55,8 @@ func microString(v int64) string {
 // TestHotBuilderRefuses: a wallet whose legs the narrow columns cannot hold exactly is
 // not cached (the SQL answers for it): a USD value beyond int64 micro-dollars, a block
 // time that is not a whole second or is outside uint32 seconds, a counterparty that is
-// not a lower-case address or out of order, a 65,537th token. The last leg that fits is
-// kept as it came.
+// not a lower-case address or out of order, a 65,537th token. The leg before a refusal
+// is kept as it came, and a leg that fits is kept with its block time.
 func TestHotBuilderRefuses(t *testing.T) {
 	const sec = 1_000_000
 	a, b := "0x"+strings.Repeat("0a", 20), "0x"+strings.Repeat("0b", 20)
