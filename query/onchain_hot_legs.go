@@ -131,7 +131,10 @@ func (q *Queries) loadHotLegs(ctx context.Context, chain, wallet string, a walle
 	if err := q.scanHotLegs(ctx, append([]any{chain, wallet}, a.legsTail()...), b); err != nil {
 		return nil, false, err
 	}
-	return b.finish(), b.ok, nil
+	if !b.ok {
+		return nil, false, nil // the columns read so far are not kept: no copy to length
+	}
+	return b.finish(), true, nil
 }
 
 // hotBuilder appends a wallet's legs, in wallet_hot_legs.sql's order, to an entry.
@@ -312,8 +315,9 @@ func (q *Queries) WarmHotWallets(ctx context.Context) error {
 			lru.retain(func(k hotKey) bool { return k != c.key })
 			continue
 		}
-		loads.m[c.key] = hotLoad{bytes: h.bytes()}
-		lru.put(c.key, h, h.bytes())
+		n := h.bytes()
+		loads.m[c.key] = hotLoad{bytes: n}
+		lru.put(c.key, h, n)
 	}
 	return nil
 }
