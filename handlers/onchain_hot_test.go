@@ -17,8 +17,9 @@ import (
 // fixture's wallets qualify; WarmHotWallets loads them) answer byte for byte as a store
 // without the cache (the SQL), on self-transfers, equal volumes, a leg exactly at a
 // window's start, direct flows both ways and a wallet compared with itself; with every
-// wallet cached, and with only W (its counterparties from Go, a compare with another
-// wallet by the SQL).
+// wallet cached, with only W (its counterparties from Go, a compare with another
+// wallet by the SQL), and on a lake where a leg's block time is not a whole second (its
+// two wallets left out of the cache, answered by their SQL).
 func TestOnchainHotWalletsAnswerAsTheSQL(t *testing.T) {
 	fixture := func(subSecond bool) (*ocFixture, map[string]string) {
 		f, a := ocNamedFixture()
