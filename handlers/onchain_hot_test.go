@@ -2,8 +2,10 @@ package handlers_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"testing"
 	"time"
 
@@ -12,14 +14,15 @@ import (
 	"mdq/query"
 )
 
-// TestOnchainHotWalletsAnswerAsTheSQL: counterparties and compare of wallets held in the
-// cache of the busiest wallets' legs (query.HotWalletMinLegs lowered so that the
-// fixture's wallets qualify; WarmHotWallets loads them) answer byte for byte as a store
-// without the cache (the SQL), on self-transfers, equal volumes, a leg exactly at a
-// window's start, direct flows both ways and a wallet compared with itself; with every
-// wallet cached, with only W (its counterparties from Go, a compare with another
-// wallet by the SQL), and on a lake where a leg's block time is not a whole second (its
-// two wallets left out of the cache, answered by their SQL).
+// TestOnchainHotWalletsAnswerAsTheSQL: counterparties, compare and transactions (every
+// page; the cached legs bound the span its SQL reads) of wallets held in the cache of
+// the busiest wallets' legs (query.HotWalletMinLegs lowered so that the fixture's
+// wallets qualify; WarmHotWallets loads them) answer byte for byte as a store without
+// the cache (the SQL), on self-transfers, equal volumes, a leg exactly at a window's
+// start, direct flows both ways and a wallet compared with itself; with every wallet
+// cached, with only W (its counterparties from Go, a compare with another wallet by
+// the SQL), and on a lake where a leg's block time is not a whole second (its two
+// wallets left out of the cache, answered by their SQL).
 func TestOnchainHotWalletsAnswerAsTheSQL(t *testing.T) {
 	fixture := func(subSecond bool) (*ocFixture, map[string]string) {
 		f, a := ocNamedFixture()
@@ -83,6 +86,16 @@ func TestOnchainHotWalletsAnswerAsTheSQL(t *testing.T) {
 			}
 		}
 	}
+	// Transactions: every page of each filter, the cursors as the SQL gives them.
+	for _, days := range []int{1, 30} {
+		for _, limit := range []int{1, 2, 50} {
+			for _, w := range []string{W, V, ocAddr(300)} {
+				for _, filter := range []string{"", "&min_usd=777", "&token=" + a["usdc"]} {
+					targets = append(targets, txPages(t, cold, fmt.Sprintf("/v1/onchain/wallets/%s/transactions?days=%d&limit=%d%s", w, days, limit, filter))...)
+				}
+			}
+		}
+	}
 	nonEmpty := 0
 	for _, target := range targets {
 		wantCode, want := get(t, cold, target)
@@ -114,4 +127,23 @@ func TestOnchainHotWalletsAnswerAsTheSQL(t *testing.T) {
 			t.Fatalf("%s (V refused):\n cached %d %s\n sql    %d %s", target, code, body, wantCode, want)
 		}
 	}
+}
+
+// txPages is target and its next pages (up to 10) as h answers them.
+func txPages(t *testing.T, h http.Handler, target string) []string {
+	out := []string{target}
+	for len(out) < 10 {
+		code, body := get(t, h, out[len(out)-1])
+		var page struct {
+			Next *string `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(body, &page); code != 200 || err != nil {
+			t.Fatalf("%s: %d %s", target, code, body)
+		}
+		if page.Next == nil {
+			break
+		}
+		out = append(out, target+"&cursor="+url.QueryEscape(*page.Next))
+	}
+	return out
 }

@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"database/sql"
+	"slices"
 	"time"
 
 	sqlfiles "mdq/sql"
@@ -61,6 +62,16 @@ func (q *Queries) OnchainWalletTransactions(ctx context.Context, p OnchainWallet
 	}
 	now := q.Now()
 	since, until := micros(now.Add(-time.Duration(p.Days)*24*time.Hour)), micros(now)
+	a, err := q.walletArgs(ctx, p.Address, p.Chain)
+	if err != nil {
+		return nil, nil, wrap(ctx, "onchain wallet transactions", err)
+	}
+	// A busy wallet's legs cached in Go (onchain_hot_legs.go) bound the page: the SQL
+	// reads only the span that holds it, in one query.
+	if h := q.hotLegsFor(p.Chain, p.Address, a); h != nil {
+		from, to := h.txPageSpan(p, since, until)
+		return q.onchainWalletTransactionsSQL(ctx, p, from, to, &a)
+	}
 	// A page of a busy wallet lies in its newest legs: the page is first asked of the
 	// day before the newest time it can hold (the clock, or the cursor's time). Every
 	// leg left out of that day is strictly older than every leg in it, and the order is
@@ -71,27 +82,93 @@ func (q *Queries) OnchainWalletTransactions(ctx context.Context, p OnchainWallet
 		from = p.After.BlockUS
 	}
 	if near := from - txNearWindow.Microseconds(); near > since {
-		items, next, err := q.onchainWalletTransactionsSQL(ctx, p, near, until)
+		items, next, err := q.onchainWalletTransactionsSQL(ctx, p, near, until, &a)
 		if err != nil || next != nil {
 			return items, next, err
 		}
 	}
-	return q.onchainWalletTransactionsSQL(ctx, p, since, until)
+	return q.onchainWalletTransactionsSQL(ctx, p, since, until, &a)
 }
 
 // txNearWindow is the span a transactions page is first asked of.
 const txNearWindow = 24 * time.Hour
 
-// onchainWalletTransactionsSQL answers from wallet_transactions.sql: the fallback when
-// the Go index cannot, and the baseline it is tested and benchmarked against.
-func (q *Queries) onchainWalletTransactionsSQL(ctx context.Context, p OnchainWalletTransactionsParams, since, until int64) ([]WalletTransaction, *TxCursor, error) {
+// txPageSpan narrows the window (since, until] of a transactions page to a span that
+// holds the whole page, from the wallet's cached legs: the page and its cursor over
+// the span are the window's. The page is the p.Limit+1 first legs (one more tells
+// whether a next page follows) in the SQL's order, block time newest first, that the
+// SQL keeps. The span ends at the cursor's time (no leg after the cursor is later)
+// and starts just before the p.Limit+1-th newest leg that the SQL surely keeps: every
+// leg left out is older than those, so none of them is on the page. A leg counts only
+// when every filter surely keeps it: a leg at the cursor's very time may come before
+// the cursor (by log index and hash, which the entry does not hold), and a USD value
+// within rounding of min_usd may fall either side of DuckDB's comparison; leaving such
+// legs uncounted widens the span, it never cuts the page. When fewer legs surely count
+// the span is the whole window.
+func (h *hotLegs) txPageSpan(p OnchainWalletTransactionsParams, since, until int64) (from, to int64) {
+	to = until
+	if p.After != nil && p.After.BlockUS < to {
+		to = p.After.BlockUS
+	}
+	tok := -1
+	if p.Token != "" {
+		tok = slices.Index(h.toks, p.Token)
+		if tok < 0 {
+			return since, to
+		}
+	}
+	floor := p.MinUSD*1e6*(1+1e-12) + 1 // micro-dollars surely at or above min_usd
+	// The n newest counted times, in a min-heap: top[0] is the n-th newest so far.
+	n := p.Limit + 1
+	top := make([]uint32, 0, n)
+	for i, at := range h.at {
+		t := h.time(i)
+		if t <= since || t > until || p.After != nil && t >= p.After.BlockUS ||
+			h.flag[i]&(hotSelf|hotSend) == hotSelf|hotSend || // listed from its receiving leg
+			tok >= 0 && int(h.tok[i]) != tok ||
+			p.MinUSD > 0 && float64(h.usd[i]) < floor || h.usd[i] < 0 {
+			continue
+		}
+		switch {
+		case len(top) < n:
+			top = append(top, at)
+			for j := len(top) - 1; j > 0 && top[(j-1)/2] > top[j]; j = (j - 1) / 2 {
+				top[j], top[(j-1)/2] = top[(j-1)/2], top[j]
+			}
+		case at > top[0]:
+			top[0] = at
+			for j := 0; ; {
+				c := 2*j + 1
+				if c >= n {
+					break
+				}
+				if c+1 < n && top[c+1] < top[c] {
+					c++
+				}
+				if top[j] <= top[c] {
+					break
+				}
+				top[j], top[c] = top[c], top[j]
+				j = c
+			}
+		}
+	}
+	if len(top) < n {
+		return since, to
+	}
+	return int64(top[0])*1_000_000 - 1, to
+}
+
+// onchainWalletTransactionsSQL answers from wallet_transactions.sql over the window
+// (since, until], reading the files listed (nil: listed here).
+func (q *Queries) onchainWalletTransactionsSQL(ctx context.Context, p OnchainWalletTransactionsParams, since, until int64, listed *walletArgs) ([]WalletTransaction, *TxCursor, error) {
 	ctx, cancel := q.ctx(ctx)
 	defer cancel()
 	var c TxCursor
 	if p.After != nil {
 		c = *p.After
 	}
-	rows, err := q.queryWallet(ctx, onchainWalletTransactionsSQL, func() (walletArgs, error) { return q.walletArgs(ctx, p.Address, p.Chain) },
+	rows, err := q.queryWallet(ctx, onchainWalletTransactionsSQL, listedFirst(listed, func() (walletArgs, error) { return q.walletArgs(ctx, p.Address, p.Chain) }),
 		walletArgs.legsTail, p.Chain, p.Address, since, until, p.Token, p.MinUSD,
 		p.After != nil, c.BlockUS, c.LogIndex, c.TxHash, p.Limit+1)
 	if err != nil {
