@@ -2,9 +2,11 @@ package handlers_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -252,6 +254,44 @@ func BenchmarkOnchainTransactions(b *testing.B) {
 		return "GET", "/v1/onchain/wallets/" + s.addr[i%len(s.addr)] + "/transactions"
 	}, "onchain/wallet_transactions.sql", func(s *ocBench, i int) []any {
 		return s.splitFor("onchain/wallet_transactions.sql", "ethereum", s.addr[i%len(s.addr)], s.us(30*day), s.us(0), "", 0.0, false, int64(0), int64(0), "", 101)
+	})
+}
+
+// BenchmarkOnchainTransactionsPage2: each wallet's second page, by the cursor of its
+// first (asked once, untimed); the SQL side resumes after the same cursor.
+func BenchmarkOnchainTransactionsPage2(b *testing.B) {
+	var pages []string
+	var cursors []query.TxCursor
+	ocBenchRoute(b, func(s *ocBench, i int) (string, string) {
+		if pages == nil {
+			for _, a := range s.addr {
+				first := "/v1/onchain/wallets/" + a + "/transactions"
+				rec := httptest.NewRecorder()
+				s.h.ServeHTTP(rec, httptest.NewRequest("GET", first, nil))
+				var page struct {
+					Rows []struct {
+						BlockTime string `json:"block_time"`
+						LogIndex  int64  `json:"log_index"`
+						TxHash    string `json:"tx_hash"`
+					} `json:"transactions"`
+					Next *string `json:"next_cursor"`
+				}
+				if err := json.Unmarshal(rec.Body.Bytes(), &page); err != nil || page.Next == nil || len(page.Rows) == 0 {
+					panic(fmt.Sprintf("%s: no second page: %d %s", first, rec.Code, rec.Body.String()))
+				}
+				last := page.Rows[len(page.Rows)-1]
+				t, err := time.Parse(time.RFC3339, last.BlockTime)
+				if err != nil {
+					panic(err)
+				}
+				pages = append(pages, first+"?cursor="+url.QueryEscape(*page.Next))
+				cursors = append(cursors, query.TxCursor{BlockUS: t.UnixMicro(), LogIndex: last.LogIndex, TxHash: last.TxHash})
+			}
+		}
+		return "GET", pages[i%len(pages)]
+	}, "onchain/wallet_transactions.sql", func(s *ocBench, i int) []any {
+		c := cursors[i%len(cursors)]
+		return s.splitFor("onchain/wallet_transactions.sql", "ethereum", s.addr[i%len(s.addr)], s.us(30*day), s.us(0), "", 0.0, true, c.BlockUS, c.LogIndex, c.TxHash, 101)
 	})
 }
 
