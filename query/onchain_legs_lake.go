@@ -110,6 +110,8 @@ func (q *Queries) PublishOnchainLegs(ctx context.Context) (LegsPublication, erro
 		}
 		pub.Removed = append(pub.Removed, part)
 	}
+	// debug logs each step's wall and CPU time (mdq rebuild --log-level debug).
+	step := q.warmSteps("onchain legs publication")
 	for i, part := range todo {
 		chain, date := splitPart(part)
 		n, err := lake.CopyQuery(ctx, conn, q.dir, lake.OnchainLegs, []string{chain, date}, onchainLegsPublishSQL, chain, date)
@@ -142,6 +144,7 @@ func (q *Queries) PublishOnchainLegs(ctx context.Context) (LegsPublication, erro
 	if err := q.Reload(ctx); err != nil { // the by-token view's first files
 		return pub, wrap(ctx, op, err)
 	}
+	step(fmt.Sprintf("%d legs partitions", len(todo)))
 	if pub.Wallet, err = q.publishWalletLegs(ctx, conn, src); err != nil {
 		return pub, wrap(ctx, op, err)
 	}

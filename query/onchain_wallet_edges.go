@@ -133,6 +133,7 @@ func (q *Queries) publishWalletEdges(ctx context.Context, conn *sql.Conn, side w
 	tag := walletSplitTag(side)
 	built := d.Format("20060102") + "_" + tag
 	days := walletEdgeDays(d)
+	step := q.warmSteps("onchain wallet edges publication") // debug: each step's time
 	// The legs files dated up to the split, per chain, and which of them can hold a leg
 	// of an edge day: their block dates, kept from the last publication for the files
 	// it read (same signature), read for the others.
@@ -214,6 +215,7 @@ func (q *Queries) publishWalletEdges(ctx context.Context, conn *sql.Conn, side w
 			}
 		}
 	}
+	step("edges")
 	// The bands, from each bucket's daily sums segments over the dates the split gives
 	// them (as wallet_seg_days reads them).
 	for _, c := range sourceChains(side.Sources) {
@@ -236,6 +238,7 @@ func (q *Queries) publishWalletEdges(ctx context.Context, conn *sql.Conn, side w
 			}
 		}
 	}
+	step("bands")
 	b, err := json.MarshalIndent(walletEdgesSide{Built: built, Day: d.Format(time.DateOnly), Tag: tag, Days: ranges}, "", " ")
 	if err != nil {
 		return false, err

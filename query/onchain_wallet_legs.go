@@ -215,12 +215,14 @@ func (q *Queries) publishWalletLegs(ctx context.Context, conn *sql.Conn, src map
 		}
 		return !maps.Equal(pick(src), pick(side.Sources))
 	}
+	step := q.warmSteps("onchain wallet legs publication")
 	for _, c := range names {
 		if compact || changed(c, "", h) {
 			if err := q.writeWalletSegment(ctx, conn, c, "history", noSplit, h); err != nil {
 				return pub, err
 			}
 			pub.Written = append(pub.Written, "chain="+c+"/segment=history")
+			step("chain=" + c + "/segment=history")
 		}
 		// After a compaction the recent segment has no dates (h = r); its files stay
 		// until the next publication replaces them, for requests that still read the
@@ -230,6 +232,7 @@ func (q *Queries) publishWalletLegs(ctx context.Context, conn *sql.Conn, src map
 				return pub, err
 			}
 			pub.Written = append(pub.Written, "chain="+c+"/segment=recent")
+			step("chain=" + c + "/segment=recent")
 		}
 	}
 	side = walletLegsSide{History: h, Recent: r, Sources: upTo(src, r), Layout: walletLayout}
@@ -242,6 +245,7 @@ func (q *Queries) publishWalletLegs(ctx context.Context, conn *sql.Conn, src map
 	} else if wrote {
 		pub.Edges = edgesDay(r)
 	}
+	step("edges and bands")
 	if err := q.Reload(ctx); err != nil { // the tables' first files need their views
 		return pub, err
 	}
