@@ -1,16 +1,22 @@
 package handlers_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"mdq/handlers"
 	"mdq/internal/testlake"
+	"mdq/lake"
 	"mdq/query"
 )
 
@@ -125,6 +131,94 @@ func TestOnchainHotWalletsAnswerAsTheSQL(t *testing.T) {
 		wantCode, want := get(t, cold2, target)
 		if code, body := get(t, hot2, target); code != 200 || wantCode != 200 || string(body) != string(want) {
 			t.Fatalf("%s (V refused):\n cached %d %s\n sql    %d %s", target, code, body, wantCode, want)
+		}
+	}
+}
+
+// TestOnchainHotWalletsRefusedNotReadAgain: under a warm store, a day's transfers file
+// of the fixture is replaced by one holding a leg of V whose block time is not a whole
+// second. The next warm reads V (and its new counterparty 302), finds the columns cannot
+// hold them, and drops V's entry of the older files; a warm after it reads nothing again
+// while the files stay (serve's debug log counts the warm's reads). The answers equal
+// those of a store on the replaced lake without the cache.
+func TestOnchainHotWalletsRefusedNotReadAgain(t *testing.T) {
+	defer func(n int64) { query.HotWalletMinLegs = n }(query.HotWalletMinLegs)
+	query.HotWalletMinLegs = 1
+	fixture := func(subSecond bool) (*ocFixture, map[string]string) {
+		f, a := ocNamedFixture()
+		f.xfer("ethereum", 26*time.Hour, a["pepe"], a["V"], a["V"], 1, 900)
+		if subSecond {
+			f.transfers = append(f.transfers, ocRaw{chain: "ethereum", t: testlake.Now().Add(-26 * time.Hour).Truncate(time.Second).Add(250 * time.Millisecond),
+				token: a["usdc"], from: a["V"], to: ocAddr(302), amount: 1, usd: 40, priced: true})
+		}
+		return f, a
+	}
+	f, a := fixture(false)
+	W, V := a["W"], a["V"]
+	dir := f.write(t)
+	var logs bytes.Buffer
+	q, err := query.Open(context.Background(), dir, query.Options{Now: testlake.Now,
+		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { q.Close() })
+	hot := (&handlers.API{Q: q}).Handler()
+	// warm runs one warm and returns what its log line counted and the cache's entries.
+	warm := func() (read, refused, entries int) {
+		logs.Reset()
+		if err := q.WarmHotWallets(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(logs.String(), "\n") {
+			if strings.Contains(line, `msg="hot wallets warm"`) {
+				if _, err := fmt.Sscanf(line[strings.Index(line, " read="):], " read=%d refused=%d entries=%d", &read, &refused, &entries); err != nil {
+					t.Fatalf("%q: %v", line, err)
+				}
+				return read, refused, entries
+			}
+		}
+		t.Fatalf("no warm line in the log:\n%s", logs.String())
+		return
+	}
+	read, refused, every := warm()
+	if read != every || refused != 0 || every < 4 {
+		t.Fatalf("first warm: read %d, refused %d, %d entries", read, refused, every)
+	}
+	if read, _, _ := warm(); read != 0 {
+		t.Fatalf("a warm over the same files read %d wallets again", read)
+	}
+	// The day's file replaced by a corrected one (a new file renamed over the old one).
+	f2, _ := fixture(true)
+	dir2 := f2.write(t)
+	rel, err := lake.OnchainTransfers.Path("ethereum", testlake.Now().Add(-26*time.Hour).UTC().Format(time.DateOnly))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir2, filepath.FromSlash(rel)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lake.WriteFileAtomic(filepath.Join(dir, filepath.FromSlash(rel)), b); err != nil {
+		t.Fatal(err)
+	}
+	// Its legs published, as serve's refresher or mdq rebuild publishes them.
+	if _, err := q.PublishOnchainLegs(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	read, refused, entries := warm()
+	if read < 2 || refused != 2 || entries != every-1 {
+		t.Fatalf("after the replaced file: read %d, refused %d (want V and 302), %d entries (want %d: V's dropped)", read, refused, entries, every-1)
+	}
+	if read, refused, entries := warm(); read != 0 || refused != 0 || entries != every-1 {
+		t.Fatalf("a warm over the same files read %d wallets again (%d refused), %d entries", read, refused, entries)
+	}
+	cold := (&handlers.API{Q: openQueries(t, dir2)}).Handler()
+	for _, target := range []string{"/v1/onchain/wallets/" + V + "/counterparties?window=all", "/v1/onchain/wallets/" + W + "/counterparties?window=all",
+		"/v1/onchain/wallets/compare?window=all&wallet_a=" + W + "&wallet_b=" + V, "/v1/onchain/wallets/" + V + "/transactions?days=7&limit=2"} {
+		wantCode, want := get(t, cold, target)
+		if code, body := get(t, hot, target); code != 200 || wantCode != 200 || string(body) != string(want) {
+			t.Fatalf("%s:\n cached %d %s\n sql    %d %s", target, code, body, wantCode, want)
 		}
 	}
 }

@@ -290,6 +290,14 @@ func (q *Queries) WarmHotWallets(ctx context.Context) error {
 		}
 	}
 	lru.retain(func(k hotKey) bool { return keep[k] })
+	// What this warm read, for serve's debug log (and the tests, which count the reads
+	// from outside through it).
+	var read, refused int
+	defer func() {
+		u := lru.use()
+		q.log.Debug("hot wallets warm", "planned", len(plan), "read", read, "refused", refused,
+			"entries", u.Entries, "bytes", u.Bytes)
+	}()
 	for _, c := range plan {
 		a, err := q.walletArgs(ctx, c.key.wallet, c.key.chain)
 		if err != nil {
@@ -305,11 +313,13 @@ func (q *Queries) WarmHotWallets(ctx context.Context) error {
 		if l, ok := loads.m[c.key]; ok && l.refused == sig {
 			continue
 		}
+		read++
 		h, ok, err := q.loadHotLegs(ctx, c.key.chain, c.key.wallet, a, sig)
 		if err != nil {
 			return err
 		}
 		if !ok {
+			refused++
 			// Its entry of older files, if any, would answer no request again.
 			loads.m[c.key] = hotLoad{bytes: 0, refused: sig}
 			lru.retain(func(k hotKey) bool { return k != c.key })
