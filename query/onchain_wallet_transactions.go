@@ -1,6 +1,7 @@
 package query
 
 import (
+	"container/heap"
 	"context"
 	"database/sql"
 	"slices"
@@ -120,7 +121,7 @@ func (h *hotLegs) txPageSpan(p OnchainWalletTransactionsParams, since, until int
 	floor := p.MinUSD*1e6*(1+1e-12) + 1 // micro-dollars surely at or above min_usd
 	// The n newest counted times, in a min-heap: top[0] is the n-th newest so far.
 	n := p.Limit + 1
-	top := make([]uint32, 0, n)
+	top := make(minTimes, 0, n)
 	for i, at := range h.at {
 		t := h.time(i)
 		if t <= since || t > until || p.After != nil && t >= p.After.BlockUS ||
@@ -131,32 +132,30 @@ func (h *hotLegs) txPageSpan(p OnchainWalletTransactionsParams, since, until int
 		}
 		switch {
 		case len(top) < n:
-			top = append(top, at)
-			for j := len(top) - 1; j > 0 && top[(j-1)/2] > top[j]; j = (j - 1) / 2 {
-				top[j], top[(j-1)/2] = top[(j-1)/2], top[j]
-			}
+			heap.Push(&top, at)
 		case at > top[0]:
 			top[0] = at
-			for j := 0; ; {
-				c := 2*j + 1
-				if c >= n {
-					break
-				}
-				if c+1 < n && top[c+1] < top[c] {
-					c++
-				}
-				if top[j] <= top[c] {
-					break
-				}
-				top[j], top[c] = top[c], top[j]
-				j = c
-			}
+			heap.Fix(&top, 0)
 		}
 	}
 	if len(top) < n {
 		return since, to
 	}
 	return int64(top[0])*1_000_000 - 1, to
+}
+
+// minTimes is a min-heap of block times (epoch seconds) for container/heap.
+type minTimes []uint32
+
+func (m minTimes) Len() int           { return len(m) }
+func (m minTimes) Less(i, j int) bool { return m[i] < m[j] }
+func (m minTimes) Swap(i, j int)      { m[i], m[j] = m[j], m[i] }
+func (m *minTimes) Push(x any)        { *m = append(*m, x.(uint32)) }
+func (m *minTimes) Pop() any {
+	old := *m
+	x := old[len(old)-1]
+	*m = old[:len(old)-1]
+	return x
 }
 
 // onchainWalletTransactionsSQL answers from wallet_transactions.sql over the window
