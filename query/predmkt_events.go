@@ -134,33 +134,6 @@ func pageOf(evs []TapeEvent, limit int) EventsPage {
 	return page
 }
 
-// scanEvents runs events.sql or events_span.sql and reads their rows in the order
-// they come. hint is the expected count.
-func (q *Queries) scanEvents(ctx context.Context, stmt string, hint int, args ...any) ([]TapeEvent, error) {
-	rows, err := q.db.QueryContext(ctx, stmt, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	// The bounded read returns up to a minute of events past the page: room for them
-	// saves growing (copying) 8 MB of events.
-	evs := make([]TapeEvent, 0, min(hint, 50_001)*9/8)
-	var snap int64
-	var text string
-	for rows.Next() {
-		var e TapeEvent
-		if err := rows.Scan(&e.TS, &e.LocalTS, &e.Seq, &snap, &e.Price, &e.Size, &e.BestBid, &e.BestAsk, &text); err != nil {
-			return nil, err
-		}
-		e.IsSnapshot = int(snap)
-		if !unpackEventTexts(text, &e) {
-			return nil, fmt.Errorf("malformed event texts %.60q", text)
-		}
-		evs = append(evs, e)
-	}
-	return evs, rows.Err()
-}
-
 // sortEvents returns the first n of evs in (local_ts, seq, token_id) order. It sorts
 // compact keys rather than the wide events, comparing token ids only on a tie.
 func sortEvents(evs []TapeEvent, n int) []TapeEvent {

@@ -14,28 +14,28 @@ LEFT JOIN (
     FROM (
         SELECT token_id, last_price AS price, (last_ts, last_seq) AS k
         FROM read_parquet(string_split($5, chr(31)), hive_partitioning = false)
-        WHERE condition_id IN (SELECT unnest(string_split($1, ',')))
+        WHERE list_contains(string_split($1, ','), condition_id)
         UNION ALL
         SELECT token_id, last_price, (last_ts, last_seq)
         FROM read_parquet(string_split($3, chr(31)), hive_partitioning = false)
-        WHERE condition_id IN (SELECT unnest(string_split($1, ',')))
+        WHERE list_contains(string_split($1, ','), condition_id)
         UNION ALL
         SELECT token_id, last_price, (last_ts, last_seq)
         FROM read_parquet(string_split($6, chr(31)), hive_partitioning = false)
         WHERE hour_ts <= $2
           AND hour_ts <> $7 AND hour_ts <> $8
-          AND condition_id IN (SELECT unnest(string_split($1, ',')))
+          AND list_contains(string_split($1, ','), condition_id)
         UNION ALL
         SELECT token_id, price, (ts, seq)
         FROM read_parquet(string_split($4, chr(31)), hive_partitioning = false)
-        WHERE role = 'taker' AND ts <= $2 AND condition_id IN (SELECT unnest(string_split($1, ',')))
+        WHERE role = 'taker' AND ts <= $2 AND list_contains(string_split($1, ','), condition_id)
         UNION ALL
         SELECT token_id, price, (ts, seq)
         FROM read_parquet(string_split($9, chr(31)), hive_partitioning = false)
         WHERE ts // 3600000 * 3600000 IN ($7, $8)
-          AND role = 'taker' AND ts <= $2 AND condition_id IN (SELECT unnest(string_split($1, ',')))
+          AND role = 'taker' AND ts <= $2 AND list_contains(string_split($1, ','), condition_id)
     )
     GROUP BY token_id
 ) lp ON lp.token_id = tk.token_id
-WHERE tk.condition_id IN (SELECT unnest(string_split($1, ',')))
+WHERE list_contains(string_split($1, ','), tk.condition_id)
 ORDER BY tk.condition_id, tk.outcome_index;
