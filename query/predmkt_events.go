@@ -135,7 +135,10 @@ func pageOf(evs []TapeEvent, limit int) EventsPage {
 }
 
 // sortEvents returns the first n of evs in (local_ts, seq, token_id) order. It sorts
-// compact keys rather than the wide events, comparing token ids only on a tie.
+// compact keys rather than the wide events, comparing token ids only on a tie, then
+// moves the events into that order in place: a copy of a 50,000-event page was 9 MB
+// more garbage a request, and the collector's cycles on a large heap were the page's
+// slowest requests. evs is reordered.
 func sortEvents(evs []TapeEvent, n int) []TapeEvent {
 	type key struct {
 		lt, seq int64
@@ -154,11 +157,26 @@ func sortEvents(evs []TapeEvent, n int) []TapeEvent {
 		}
 		return strings.Compare(evs[a.i].TokenID, evs[b.i].TokenID)
 	})
-	out := make([]TapeEvent, min(n, len(keys)))
-	for k := range out {
-		out[k] = evs[keys[k].i]
+	// Position k takes the event keys[k].i: follow each cycle of that permutation,
+	// marking a key done by setting its i to -1.
+	for k := range keys {
+		if keys[k].i < 0 || keys[k].i == k {
+			continue
+		}
+		held := evs[k]
+		dst := k
+		for {
+			src := keys[dst].i
+			keys[dst].i = -1
+			if src == k {
+				evs[dst] = held
+				break
+			}
+			evs[dst] = evs[src]
+			dst = src
+		}
 	}
-	return out
+	return evs[:min(n, len(evs))]
 }
 
 // unpackEventTexts splits the texts value of events.sql: the byte lengths of
