@@ -255,6 +255,10 @@ func (a *API) wrap(rt *Route) http.Handler {
 			w.Header().Set(DataAsOfHeader, t.UTC().Format(time.RFC3339))
 		}
 		body, err := encodeBody(data)
+		if r, ok := data.(interface{ Release() }); ok {
+			// The body is a copy: the page's memory serves a later page (query.EventsPage).
+			r.Release()
+		}
 		if err != nil {
 			a.logger().Error("encode", "route", rt.Path, "err", err)
 			writeError(w, rt.Area, http.StatusServiceUnavailable, "store unavailable")

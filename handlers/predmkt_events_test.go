@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http/httptest"
 	"net/url"
+	"sync"
 	"testing"
 
 	"mdq/handlers"
@@ -74,4 +76,65 @@ func TestEncodeWritesNothingWhenAppenderFails(t *testing.T) {
 	if err := handlers.Encode(&buf, failingAppender{}); err == nil || buf.Len() != 0 {
 		t.Fatalf("error %v, wrote %q", err, buf.String())
 	}
+}
+
+// TestPredmktEventsReleasedPagesLeaveLaterOnesIntact: the REST handler hands each
+// events page's memory back once its body is encoded, and a later page reuses it.
+// Requests of different windows in turn, each several times, answer exactly what
+// encoding/json writes for a page read by the store directly (never released).
+func TestPredmktEventsReleasedPagesLeaveLaterOnesIntact(t *testing.T) {
+	q := openQueries(t, testlake.Tiny(t))
+	h := (&handlers.API{Q: q}).Handler()
+	ctx := context.Background()
+	var last int64
+	if err := q.DB().QueryRowContext(ctx, "SELECT max(local_ts) FROM predmkt_book_events").Scan(&last); err != nil {
+		t.Fatal(err)
+	}
+	windows := []query.PredmktEventsParams{
+		{FromMs: last - 86_400_000 + 1, ToMs: last + 1, Limit: 50_000},
+		{FromMs: last - 3*3_600_000, ToMs: last - 3_600_000, EventType: "book", Limit: 997},
+		{FromMs: last - 7_200_000, ToMs: last + 1, Limit: 10},
+	}
+	want := make([][]byte, len(windows))
+	for i, p := range windows {
+		page, err := q.PredmktEvents(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page.Events) == 0 {
+			t.Fatalf("window %d holds no event: nothing compared", i)
+		}
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(page); err != nil {
+			t.Fatal(err)
+		}
+		want[i] = b.Bytes()
+	}
+	// Three clients at once, each through the windows in its own order: a page whose
+	// memory were handed back before its body was encoded would be overwritten by
+	// another client's page.
+	var wg sync.WaitGroup
+	for client := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for round := range 6 {
+				i := (round + client) % len(windows)
+				p := windows[i]
+				qs := fmt.Sprintf("from_ms=%d&to_ms=%d&limit=%d", p.FromMs, p.ToMs, p.Limit)
+				if p.EventType != "" {
+					qs += "&event_type=" + p.EventType
+				}
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, httptest.NewRequest("GET", "/v1/predmkt/events?"+qs, nil))
+				if body := rec.Body.Bytes(); rec.Code != 200 || !bytes.Equal(body, want[i]) {
+					t.Errorf("client %d round %d window %d: %d\nREST   %.300s\nstore  %.300s", client, round, i, rec.Code, body, want[i])
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }

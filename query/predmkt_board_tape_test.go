@@ -376,12 +376,12 @@ func TestPredmktTapeIndexEventsMatchSQL(t *testing.T) {
 		if p.After != nil {
 			c = *p.After
 		}
-		evs, err := q.scanEvents(ctx, predmktEventsSQL, p.Limit+1, "", p.FromMs, p.ToMs, p.EventType, c.LocalTS, c.Seq, c.TokenID,
+		evs, err := q.scanEvents(ctx, &eventsArena{}, predmktEventsSQL, p.Limit+1, "", p.FromMs, p.ToMs, p.EventType, c.LocalTS, c.Seq, c.TokenID,
 			p.Limit+1, "0001-01-01", "9999-12-31")
 		if err != nil {
 			t.Fatal(err)
 		}
-		return pageOf(evs, p.Limit)
+		return pageOf(evs, p.Limit, nil)
 	}
 	for _, typ := range []string{"", "book", "price_change", "trade", "status"} {
 		for _, w := range [][2]int64{{last - 86_400_000 + 1, last + 1}, {last - 3*3_600_000 - 5, last - 3_600_000 + 7}} {

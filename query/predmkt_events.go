@@ -65,6 +65,8 @@ type EventsPage struct {
 	Events     []TapeEvent `json:"events"`
 	HasMore    bool        `json:"has_more"`
 	NextCursor *string     `json:"next_cursor" doc:"<local_ts>:<seq>:<token_id> of the last event; null on the last page"`
+
+	arena *eventsArena // the memory of Events and their texts (Release)
 }
 
 // PredmktEvents returns one page of the tape; has_more is decided by reading one row
@@ -92,11 +94,18 @@ func (q *Queries) PredmktEvents(ctx context.Context, p PredmktEventsParams) (Eve
 	if start >= p.ToMs {
 		return page, nil
 	}
+	a := newEventsArena()
+	done := false
+	defer func() {
+		if !done {
+			a.release() // nothing of it was handed out
+		}
+	}()
 	var evs []TapeEvent
 	if len(p.TokenIDs) == 0 {
 		end := ix.eventsBound(start, p.ToMs, int64(p.Limit)+1, p.EventType)
 		if lo, hi, ok := ix.bookDates(start, end-1); ok {
-			evs, err = q.scanEvents(ctx, predmktEventsSpanSQL, p.Limit+1, p.FromMs, end, p.EventType, c.LocalTS, c.Seq, c.TokenID, lo, hi)
+			evs, err = q.scanEvents(ctx, a, predmktEventsSpanSQL, p.Limit+1, p.FromMs, end, p.EventType, c.LocalTS, c.Seq, c.TokenID, lo, hi)
 			if err != nil {
 				return EventsPage{}, wrap(ctx, op, err)
 			}
@@ -104,24 +113,27 @@ func (q *Queries) PredmktEvents(ctx context.Context, p PredmktEventsParams) (Eve
 		if len(evs) <= p.Limit && end < p.ToMs {
 			evs = nil // fewer than a page: fall back to sorting the whole window
 		} else {
-			return pageOf(sortEvents(evs, p.Limit+1), p.Limit), nil
+			done = true
+			return pageOf(sortEvents(evs, p.Limit+1), p.Limit, a), nil
 		}
 	}
 	lo, hi, ok := ix.bookDates(start, p.ToMs-1)
 	if !ok {
 		return page, nil // no file holds an event of the window
 	}
-	evs, err = q.scanEvents(ctx, predmktEventsSQL, p.Limit+1, strings.Join(p.TokenIDs, ","), p.FromMs, p.ToMs,
+	evs, err = q.scanEvents(ctx, a, predmktEventsSQL, p.Limit+1, strings.Join(p.TokenIDs, ","), p.FromMs, p.ToMs,
 		p.EventType, c.LocalTS, c.Seq, c.TokenID, p.Limit+1, lo, hi)
 	if err != nil {
 		return EventsPage{}, wrap(ctx, op, err)
 	}
-	return pageOf(evs, p.Limit), nil
+	done = true
+	return pageOf(evs, p.Limit, a), nil
 }
 
-// pageOf cuts ordered events to a page of limit, with has_more and next_cursor.
-func pageOf(evs []TapeEvent, limit int) EventsPage {
-	page := EventsPage{Events: evs}
+// pageOf cuts ordered events to a page of limit, with has_more and next_cursor; a
+// holds their memory (nil: none to release).
+func pageOf(evs []TapeEvent, limit int, a *eventsArena) EventsPage {
+	page := EventsPage{Events: evs, arena: a}
 	if page.Events == nil {
 		page.Events = []TapeEvent{}
 	}

@@ -6,7 +6,6 @@ import (
 	"context"
 	"database/sql/driver"
 	"fmt"
-	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	duckdb "github.com/duckdb/duckdb-go/v2"
@@ -16,8 +15,9 @@ import (
 // they come, a record batch at a time through DuckDB's Arrow interface: a page of
 // 50,000 events is 450,000 values, and database/sql's row-by-row scan converted each
 // through the driver (a fifth of the route's CPU). The texts are copied out of the
-// batch (its memory goes with it) and sliced there. hint is the expected count.
-func (q *Queries) scanEvents(ctx context.Context, stmt string, hint int, args ...any) ([]TapeEvent, error) {
+// batch (its memory goes with it) into the arena a and sliced there. hint is the
+// expected count.
+func (q *Queries) scanEvents(ctx context.Context, a *eventsArena, stmt string, hint int, args ...any) ([]TapeEvent, error) {
 	conn, err := q.db.Conn(ctx)
 	if err != nil {
 		return nil, err
@@ -25,7 +25,8 @@ func (q *Queries) scanEvents(ctx context.Context, stmt string, hint int, args ..
 	defer conn.Close()
 	// The bounded read returns up to a minute of events past the page: room for them
 	// saves growing (copying) 8 MB of events.
-	evs := make([]TapeEvent, 0, min(hint, 50_001)*9/8)
+	evs := a.reset(min(hint, 50_001) * 9 / 8)
+	defer func() { a.keep(evs) }()
 	err = conn.Raw(func(dc any) error {
 		ar, err := duckdb.NewArrowFromConn(dc.(driver.Conn))
 		if err != nil {
@@ -66,7 +67,7 @@ func (q *Queries) scanEvents(ctx context.Context, stmt string, hint int, args ..
 				if texts.IsNull(i) {
 					return fmt.Errorf("events: NULL texts")
 				}
-				text := strings.Clone(texts.Value(i))
+				text := a.text(texts.Value(i))
 				if !unpackEventTexts(text, &e) {
 					return fmt.Errorf("malformed event texts %.60q", text)
 				}

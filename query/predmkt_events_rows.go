@@ -9,8 +9,9 @@ import (
 
 // scanEvents runs events.sql or events_span.sql and reads their rows in the order
 // they come, row by row (a build without the duckdb_arrow tag;
-// predmkt_events_arrow.go otherwise). hint is the expected count.
-func (q *Queries) scanEvents(ctx context.Context, stmt string, hint int, args ...any) ([]TapeEvent, error) {
+// predmkt_events_arrow.go otherwise); the events are kept in the arena a, the texts
+// are the driver's strings. hint is the expected count.
+func (q *Queries) scanEvents(ctx context.Context, a *eventsArena, stmt string, hint int, args ...any) ([]TapeEvent, error) {
 	rows, err := q.db.QueryContext(ctx, stmt, args...)
 	if err != nil {
 		return nil, err
@@ -18,7 +19,8 @@ func (q *Queries) scanEvents(ctx context.Context, stmt string, hint int, args ..
 	defer rows.Close()
 	// The bounded read returns up to a minute of events past the page: room for them
 	// saves growing (copying) 8 MB of events.
-	evs := make([]TapeEvent, 0, min(hint, 50_001)*9/8)
+	evs := a.reset(min(hint, 50_001) * 9 / 8)
+	defer func() { a.keep(evs) }()
 	var snap int64
 	var text string
 	for rows.Next() {
