@@ -1,6 +1,7 @@
 package query
 
 import (
+	"runtime/debug"
 	"strings"
 	"unsafe"
 )
@@ -26,8 +27,8 @@ const (
 	eventsArenaMaxChunks = 64
 )
 
-// eventsArenas keeps up to two released arenas (about 50 MB at most) for the next
-// pages. A channel rather than a sync.Pool: a pool drops its items at the collector's
+// eventsArenas keeps up to two released arenas (about 25 MB each for the large demo
+// lake's 50,000-event page; release bounds them) for the next pages. A channel rather than a sync.Pool: a pool drops its items at the collector's
 // cycles, and the page after that grew a new arena (and faulted its pages in) again:
 // 99 MB allocated by that one request, which took 400 to 500 ms against about 100.
 var eventsArenas = make(chan *eventsArena, 2)
@@ -80,9 +81,15 @@ func (a *eventsArena) text(s string) string {
 // keep records the scan's events (their slice may have grown past the arena's).
 func (a *eventsArena) keep(evs []TapeEvent) { a.evs = evs }
 
-// release hands the arena back for reuse.
+// release hands the arena back for reuse. One larger than a sixteenth of the Go
+// heap's limit (the store's share of --memory-limit) is left to the collector, so
+// the two kept stay within an eighth of it under a small budget.
 func (a *eventsArena) release() {
 	if cap(a.evs) > eventsArenaMaxEvents || len(a.chunks) > eventsArenaMaxChunks {
+		return
+	}
+	size := int64(cap(a.evs))*int64(unsafe.Sizeof(TapeEvent{})) + int64(len(a.chunks))*eventsChunk
+	if size > debug.SetMemoryLimit(-1)/16 {
 		return
 	}
 	select {

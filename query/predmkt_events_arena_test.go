@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 	"slices"
 	"testing"
 
@@ -70,4 +71,42 @@ func firstDiffEvent(a, b []TapeEvent) string {
 		}
 	}
 	return "one is a prefix of the other"
+}
+
+// TestEventsArenaKeptWithinTheGoLimit: a released arena is kept for the next page
+// only when it is at most a sixteenth of the Go heap's limit, and at most two are
+// kept.
+func TestEventsArenaKeptWithinTheGoLimit(t *testing.T) {
+	old := debug.SetMemoryLimit(-1)
+	defer debug.SetMemoryLimit(old)
+	drain := func() {
+		for {
+			select {
+			case <-eventsArenas:
+			default:
+				return
+			}
+		}
+	}
+	drain()
+	defer drain()
+	a := &eventsArena{}
+	a.reset(100_000) // about 17 MB of events
+	debug.SetMemoryLimit(200 << 20)
+	a.release()
+	if b := newEventsArena(); b == a {
+		t.Fatal("an arena of 17 MB was kept under a 200 MB limit (a sixteenth is 12.5 MB)")
+	}
+	debug.SetMemoryLimit(1 << 30)
+	a.release()
+	if b := newEventsArena(); b != a {
+		t.Fatal("an arena of 17 MB was not kept under a 1 GB limit")
+	}
+	kept := []*eventsArena{{}, {}, {}}
+	for _, k := range kept {
+		k.release()
+	}
+	if n := len(eventsArenas); n != 2 {
+		t.Fatalf("%d arenas kept, want 2", n)
+	}
 }
