@@ -406,11 +406,11 @@ type JSONAppender interface {
 var bodyPool = sync.Pool{New: func() any { return new([]byte) }}
 
 // bigBodies keeps up to two buffers of a megabyte or more (each at most 64 MB and a
-// sixteenth of the Go heap's limit, releaseBody) for the
-// pages that encode themselves (JSONAppender: the events pages, tens of megabytes):
-// bodyPool drops its buffers at the collector's cycles, and the page after that grew
-// its buffer again by doubling, faulting in fresh memory (part of 99 MB allocated by
-// one request that took 400 to 500 ms against about 100).
+// sixteenth of the Go heap's limit, releaseBody) for the pages that encode
+// themselves (JSONAppender: the events pages, tens of megabytes). bodyPool drops its
+// buffers at the collector's cycles, and the page after that grew its buffer again
+// by doubling, faulting in fresh memory (part of 99 MB allocated by one request that
+// took 400 to 500 ms against about 100).
 var bigBodies = make(chan *[]byte, 2)
 
 const bigBody = 1 << 20

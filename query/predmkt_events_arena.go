@@ -28,9 +28,10 @@ const (
 )
 
 // eventsArenas keeps up to two released arenas (about 25 MB each for the large demo
-// lake's 50,000-event page; release bounds them) for the next pages. A channel rather than a sync.Pool: a pool drops its items at the collector's
-// cycles, and the page after that grew a new arena (and faulted its pages in) again:
-// 99 MB allocated by that one request, which took 400 to 500 ms against about 100.
+// lake's 50,000-event page; release bounds them) for the next pages. A channel
+// rather than a sync.Pool: a pool drops its items at the collector's cycles, and the
+// page after that grew a new arena (and faulted its pages in) again: 99 MB allocated
+// by that one request, which took 400 to 500 ms against about 100.
 var eventsArenas = make(chan *eventsArena, 2)
 
 func newEventsArena() *eventsArena {
