@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"sync"
@@ -21,13 +22,8 @@ import (
 // encoding/json wrote for the same page (HTML escaping off, one newline), on a full
 // 24-hour page of the tiny lake and on a cut page resumed from a cursor.
 func TestPredmktEventsBodyIsByteIdenticalToEncodingJSON(t *testing.T) {
-	q := openQueries(t, testlake.Tiny(t))
-	h := (&handlers.API{Q: q}).Handler()
+	q, h, last := eventsStore(t)
 	ctx := context.Background()
-	var last int64
-	if err := q.DB().QueryRowContext(ctx, "SELECT max(local_ts) FROM predmkt_book_events").Scan(&last); err != nil {
-		t.Fatal(err)
-	}
 	from, to := last-86_400_000+1, last+1
 	first, err := q.PredmktEvents(ctx, query.PredmktEventsParams{FromMs: from, ToMs: to, Limit: 777})
 	if err != nil {
@@ -50,15 +46,10 @@ func TestPredmktEventsBodyIsByteIdenticalToEncodingJSON(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var want bytes.Buffer
-		enc := json.NewEncoder(&want)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(page); err != nil {
-			t.Fatal(err)
-		}
+		want := stdJSON(t, page)
 		code, body := get(t, h, "/v1/predmkt/events?"+tc.qs)
-		if code != 200 || len(page.Events) == 0 || !bytes.Equal(body, want.Bytes()) {
-			t.Fatalf("%s: %d, %d events\nREST          %.300s\nencoding/json %.300s", tc.qs, code, len(page.Events), body, want.Bytes())
+		if code != 200 || len(page.Events) == 0 || !bytes.Equal(body, want) {
+			t.Fatalf("%s: %d, %d events\nREST          %.300s\nencoding/json %.300s", tc.qs, code, len(page.Events), body, want)
 		}
 	}
 }
@@ -83,13 +74,8 @@ func TestEncodeWritesNothingWhenAppenderFails(t *testing.T) {
 // Requests of different windows in turn, each several times, answer exactly what
 // encoding/json writes for a page read by the store directly (never released).
 func TestPredmktEventsReleasedPagesLeaveLaterOnesIntact(t *testing.T) {
-	q := openQueries(t, testlake.Tiny(t))
-	h := (&handlers.API{Q: q}).Handler()
+	q, h, last := eventsStore(t)
 	ctx := context.Background()
-	var last int64
-	if err := q.DB().QueryRowContext(ctx, "SELECT max(local_ts) FROM predmkt_book_events").Scan(&last); err != nil {
-		t.Fatal(err)
-	}
 	windows := []query.PredmktEventsParams{
 		{FromMs: last - 86_400_000 + 1, ToMs: last + 1, Limit: 50_000},
 		{FromMs: last - 3*3_600_000, ToMs: last - 3_600_000, EventType: "book", Limit: 997},
@@ -104,13 +90,7 @@ func TestPredmktEventsReleasedPagesLeaveLaterOnesIntact(t *testing.T) {
 		if len(page.Events) == 0 {
 			t.Fatalf("window %d holds no event: nothing compared", i)
 		}
-		var b bytes.Buffer
-		enc := json.NewEncoder(&b)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(page); err != nil {
-			t.Fatal(err)
-		}
-		want[i] = b.Bytes()
+		want[i] = stdJSON(t, page)
 	}
 	// Three clients at once, each through the windows in its own order: a page whose
 	// memory were handed back before its body was encoded would be overwritten by
@@ -137,4 +117,29 @@ func TestPredmktEventsReleasedPagesLeaveLaterOnesIntact(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// eventsStore opens the tiny lake with its REST handler and returns the last local_ts
+// of its tape.
+func eventsStore(t *testing.T) (*query.Queries, http.Handler, int64) {
+	t.Helper()
+	q := openQueries(t, testlake.Tiny(t))
+	var last int64
+	if err := q.DB().QueryRowContext(context.Background(), "SELECT max(local_ts) FROM predmkt_book_events").Scan(&last); err != nil {
+		t.Fatal(err)
+	}
+	return q, (&handlers.API{Q: q}).Handler(), last
+}
+
+// stdJSON is what encoding/json writes for v with HTML escaping off, as handlers.Encode
+// promises to write.
+func stdJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }
