@@ -56,7 +56,8 @@ func (q *Queries) scanEvents(ctx context.Context, a *eventsArena, stmt string, h
 				return fmt.Errorf("events: unexpected Arrow columns %v", rec.Schema())
 			}
 			for i := range int(rec.NumRows()) {
-				// The SQL coalesces every column; a NULL here would be a changed file.
+				// The SQL coalesces the flag and the prices; a NULL time or sequence is
+				// an error here as it was for the row scan's int64.
 				for c := range 4 {
 					if ints[c].IsNull(i) || floats[c].IsNull(i) {
 						return fmt.Errorf("events: NULL in column %d or %d", c, 4+c)
