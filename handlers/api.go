@@ -405,8 +405,8 @@ type JSONAppender interface {
 // the next request reuses instead of growing a new one from nothing.
 var bodyPool = sync.Pool{New: func() any { return new([]byte) }}
 
-// bigBodies keeps up to two buffers of a megabyte or more (each at most 64 MB and a
-// sixteenth of the Go heap's limit, releaseBody) for the pages that encode
+// bigBodies keeps up to two buffers of a megabyte or more (each at most 64 MB and
+// what query.KeepForReuse allows, releaseBody) for the pages that encode
 // themselves (JSONAppender: the events pages, tens of megabytes). bodyPool drops its
 // buffers at the collector's cycles, and the page after that grew its buffer again
 // by doubling, faulting in fresh memory (part of 99 MB allocated by one request that
@@ -456,9 +456,7 @@ func releaseBody(p *[]byte) {
 		return
 	}
 	*p = (*p)[:0]
-	// A sixteenth of the Go heap's limit at most (the store's share of --memory-limit):
-	// the two kept stay within an eighth of it under a small budget.
-	if cap(*p) >= bigBody && int64(cap(*p)) <= debug.SetMemoryLimit(-1)/16 {
+	if cap(*p) >= bigBody && query.KeepForReuse(int64(cap(*p))) {
 		select {
 		case bigBodies <- p:
 			return

@@ -46,7 +46,9 @@ func newEventsArena() *eventsArena {
 // reset empties the arena for a new scan: the events and texts of the previous one
 // must not be read any more.
 func (a *eventsArena) reset(hint int) []TapeEvent {
-	clear(a.evs[:cap(a.evs)]) // no stale string keeps a large text alive
+	// No stale string keeps a large text alive. Past len(a.evs) the slice was cleared
+	// by the reset before, or never written.
+	clear(a.evs)
 	for i := range a.chunks {
 		a.chunks[i] = a.chunks[i][:0]
 	}
@@ -82,15 +84,13 @@ func (a *eventsArena) text(s string) string {
 // keep records the scan's events (their slice may have grown past the arena's).
 func (a *eventsArena) keep(evs []TapeEvent) { a.evs = evs }
 
-// release hands the arena back for reuse. One larger than a sixteenth of the Go
-// heap's limit (the store's share of --memory-limit) is left to the collector, so
-// the two kept stay within an eighth of it under a small budget.
+// release hands the arena back for reuse; one KeepForReuse refuses is left to the
+// collector.
 func (a *eventsArena) release() {
 	if cap(a.evs) > eventsArenaMaxEvents || len(a.chunks) > eventsArenaMaxChunks {
 		return
 	}
-	size := int64(cap(a.evs))*int64(unsafe.Sizeof(TapeEvent{})) + int64(len(a.chunks))*eventsChunk
-	if size > debug.SetMemoryLimit(-1)/16 {
+	if !KeepForReuse(int64(cap(a.evs))*int64(unsafe.Sizeof(TapeEvent{})) + int64(len(a.chunks))*eventsChunk) {
 		return
 	}
 	select {
@@ -108,3 +108,9 @@ func (p EventsPage) Release() {
 		p.arena.release()
 	}
 }
+
+// KeepForReuse reports whether a buffer of n bytes, kept across requests for reuse
+// (an events page's arena, a large response body), stays within a sixteenth of the
+// Go heap's limit (the store's share of --memory-limit): two of each kind kept stay
+// within a quarter of it under any budget.
+func KeepForReuse(n int64) bool { return n <= debug.SetMemoryLimit(-1)/16 }
