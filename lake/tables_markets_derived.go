@@ -62,6 +62,25 @@ var (
 		RowGroup: 16384,
 		Routes:   []string{"/v1/predmkt/markets", "/v1/predmkt/markets/{condition_id}"},
 	})
+	// PredmktMarketFills is the taker fills of each trades date in time order, with only
+	// what the market list sums: the hours the clock and the 24-hour window's start fall
+	// inside are read from it (a few row groups by their ts statistics) instead of from
+	// the raw trades, which are sorted by token, so any hour of them reads the whole day.
+	PredmktMarketFills = Register(&Table{
+		Name: "predmkt_market_fills", Area: "predmkt", Prefix: "predmkt/market_fills", Partitions: []string{"date"}, File: "market_fills.parquet", Derived: true,
+		Doc: "Derived from predmkt_trades, one partition per trades partition: its taker fills (each tape trade once) with the columns the market list sums, in time order. Sorted by ts, seq.",
+		Columns: []Column{
+			{"ts", "BIGINT", "epoch ms", "venue time of the fill"},
+			{"seq", "BIGINT", "", "seq of the tape trade"},
+			{"condition_id", "VARCHAR", "0x hex", "market"},
+			{"token_id", "VARCHAR", "decimal digits", "outcome token"},
+			{"vol", "BIGINT", "micro-USD", "the fill's usd rounded to the micro-dollar"},
+			{"price", "DOUBLE", "probability", "price of the fill"},
+		},
+		SortBy:   []string{"ts", "seq"},
+		RowGroup: 4096,
+		Routes:   []string{"/v1/predmkt/markets", "/v1/predmkt/markets/{condition_id}"},
+	})
 	// PredmktWalletDays is every fill of a trades date summed per wallet and market: the
 	// prediction-market board sums the days wholly on one side of its clock and of each
 	// window's start from it, and reads raw fills only for the few days those cut.

@@ -43,13 +43,16 @@ var (
 	predmktMarketHours = &dayTable{name: "predmkt market hours", src: lake.PredmktTrades, dst: lake.PredmktMarketHours,
 		publishSQL: sqlfiles.MustRead("predmkt/market_hours_publish.sql"),
 		spanSQL:    "SELECT min(first_ts), max(last_ts) FROM read_parquet($1, hive_partitioning = false)"}
+	predmktMarketFills = &dayTable{name: "predmkt market fills", src: lake.PredmktTrades, dst: lake.PredmktMarketFills,
+		publishSQL: sqlfiles.MustRead("predmkt/market_fills_publish.sql"),
+		spanSQL:    "SELECT min(ts), max(ts) FROM read_parquet($1, hive_partitioning = false)"}
 	perpdexLiquidationDays = &dayTable{name: "perpdex liquidations", src: lake.PerpdexFills, dst: lake.PerpdexLiquidations,
 		publishSQL: sqlfiles.MustRead("perpdex/liquidations_publish.sql"),
 		spanSQL:    "SELECT min(epoch_us(time)), max(epoch_us(time)) FROM read_parquet($1, hive_partitioning = false)"}
 	predmktWalletDays = &dayTable{name: "predmkt wallet days", src: lake.PredmktTrades, dst: lake.PredmktWalletDays,
 		publishSQL: sqlfiles.MustRead("predmkt/wallet_days_publish.sql"),
 		spanSQL:    "SELECT min(first_ts), max(last_ts) FROM read_parquet($1, hive_partitioning = false)"}
-	dayTables = []*dayTable{predmktMarketDays, predmktMarketHours, perpdexLiquidationDays, predmktWalletDays}
+	dayTables = []*dayTable{predmktMarketDays, predmktMarketHours, predmktMarketFills, perpdexLiquidationDays, predmktWalletDays}
 )
 
 // daySource is the sidecar entry of one published date: the source file's signature

@@ -222,7 +222,7 @@ func dayTablesContent(t *testing.T, dir string) map[string]string {
 	}
 	defer db.Close()
 	out := map[string]string{}
-	for _, tb := range []*lake.Table{lake.PredmktMarketDays, lake.PredmktMarketTotals, lake.PredmktMarketHours, lake.PerpdexLiquidations} {
+	for _, tb := range []*lake.Table{lake.PredmktMarketDays, lake.PredmktMarketTotals, lake.PredmktMarketHours, lake.PredmktMarketFills, lake.PerpdexLiquidations} {
 		files, err := tb.Files(dir)
 		if err != nil {
 			t.Fatal(err)
@@ -307,6 +307,16 @@ func TestDayTablesMatchScan(t *testing.T) {
 			if raw, err := q.MarketPlanReadsRawForTest(testlake.Now().UnixMilli()); err != nil || raw {
 				t.Fatalf("%s: the market list at the end reads raw fills (plan %s, %v)", step, desc, err)
 			}
+			// Inside an hour, the hours the clock and the window's start fall inside come
+			// from predmkt_market_fills, not from the raw trades.
+			inside := testlake.Now().Add(-29*time.Minute - 31*time.Second).UnixMilli()
+			_, _, _, desc, err = q.MarketDaysPlanForTest(inside)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if raw, err := q.MarketPlanReadsRawForTest(inside); err != nil || raw || !strings.Contains(desc, "hourFills:"+testlake.Now().AddDate(0, 0, -1).Format("2006-01-02")) {
+				t.Fatalf("%s: the market list inside an hour reads raw fills or no fills (plan %s, %v)", step, desc, err)
+			}
 		}
 	}
 	partFile := func(tb *lake.Table, date string) string {
@@ -341,11 +351,11 @@ func TestDayTablesMatchScan(t *testing.T) {
 
 	check("nothing published (every date raw)")
 	w := publishDays(t, q)
-	if len(w["predmkt_market_days"]) < 5 || len(w["predmkt_market_hours"]) < 5 || len(w["perpdex_liquidations"]) < 5 {
+	if len(w["predmkt_market_days"]) < 5 || len(w["predmkt_market_hours"]) < 5 || len(w["predmkt_market_fills"]) < 5 || len(w["perpdex_liquidations"]) < 5 {
 		t.Fatalf("first publication wrote %v", w)
 	}
 	check("first publication")
-	if w := publishDays(t, q); len(w["predmkt_market_days"])+len(w["predmkt_market_hours"])+len(w["perpdex_liquidations"]) != 0 {
+	if w := publishDays(t, q); len(w["predmkt_market_days"])+len(w["predmkt_market_hours"])+len(w["predmkt_market_fills"])+len(w["perpdex_liquidations"]) != 0 {
 		t.Fatalf("a second publication with nothing new wrote %v", w)
 	}
 
@@ -358,7 +368,7 @@ func TestDayTablesMatchScan(t *testing.T) {
 	changed()
 	check("new and late day, not yet published")
 	w = publishDays(t, q)
-	for _, name := range []string{"predmkt_market_days", "predmkt_market_hours", "perpdex_liquidations"} {
+	for _, name := range []string{"predmkt_market_days", "predmkt_market_hours", "predmkt_market_fills", "perpdex_liquidations"} {
 		if got := w[name]; !slices.Equal(got, []string{older, today}) {
 			t.Fatalf("new and late day: %s wrote %v, want [%s %s]", name, got, older, today)
 		}
@@ -371,7 +381,7 @@ func TestDayTablesMatchScan(t *testing.T) {
 	changed()
 	check("corrected day, not yet published")
 	w = publishDays(t, q)
-	for _, name := range []string{"predmkt_market_days", "predmkt_market_hours", "perpdex_liquidations"} {
+	for _, name := range []string{"predmkt_market_days", "predmkt_market_hours", "predmkt_market_fills", "perpdex_liquidations"} {
 		if got := w[name]; !slices.Equal(got, []string{yesterday}) {
 			t.Fatalf("corrected day: %s wrote %v, want [%s]", name, got, yesterday)
 		}
@@ -390,7 +400,7 @@ func TestDayTablesMatchScan(t *testing.T) {
 	changed()
 	check("removed day, not yet published")
 	w = publishDays(t, q)
-	for _, name := range []string{"predmkt_market_days", "predmkt_market_hours", "perpdex_liquidations"} {
+	for _, name := range []string{"predmkt_market_days", "predmkt_market_hours", "predmkt_market_fills", "perpdex_liquidations"} {
 		if got := w[name]; !slices.Equal(got, []string{"-" + older}) {
 			t.Fatalf("removed day: %s did %v, want [-%s]", name, got, older)
 		}
@@ -399,7 +409,7 @@ func TestDayTablesMatchScan(t *testing.T) {
 
 	// The tables after these steps equal a publication from scratch.
 	inc := dayTablesContent(t, dir)
-	for _, tb := range []*lake.Table{lake.PredmktMarketDays, lake.PredmktMarketTotals, lake.PredmktMarketHours, lake.PerpdexLiquidations} {
+	for _, tb := range []*lake.Table{lake.PredmktMarketDays, lake.PredmktMarketTotals, lake.PredmktMarketHours, lake.PredmktMarketFills, lake.PerpdexLiquidations} {
 		if err := os.RemoveAll(filepath.Join(dir, tb.Prefix)); err != nil {
 			t.Fatal(err)
 		}

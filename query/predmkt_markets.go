@@ -317,17 +317,21 @@ type marketsPlan struct {
 	// dates: the one the 24-hour window starts inside (unless it starts on the hour), and
 	// the one the clock falls inside when a fill of the hours dates lies after the clock.
 	cutHour, nowHour int64
-	hourRaw          string // the hours dates when a raw hour is read, else ""
+	// The hours dates when a raw hour is read (else both ""): from their
+	// predmkt_market_fills partition where it was published from the trades file now in
+	// the lake (in time order, so only the hour's few row groups are read), else from the
+	// trades file (sorted by token, so read whole).
+	hourFills, hourRaw string
 
-	totalsFiles, dayFiles, rawFiles, hourFiles, hourRawFiles string
+	totalsFiles, dayFiles, rawFiles, hourFiles, hourRawFiles, hourFillFiles string
 }
 
-// markets is the plan as markets.sql's $12 to $18.
+// markets is the plan as markets.sql's $12 to $19.
 func (p marketsPlan) markets() []any {
-	return []any{p.dayFiles, p.rawFiles, p.totalsFiles, p.hourFiles, p.cutHour, p.nowHour, p.hourRawFiles}
+	return []any{p.dayFiles, p.rawFiles, p.totalsFiles, p.hourFiles, p.cutHour, p.nowHour, p.hourRawFiles, p.hourFillFiles}
 }
 
-// tokens is the plan as market_tokens.sql's $3 to $9.
+// tokens is the plan as market_tokens.sql's $3 to $10.
 func (p marketsPlan) tokens() []any { return p.markets() }
 
 // files fills the plan's file lists from its dates; src is the trades listing.
@@ -365,6 +369,9 @@ func (q *Queries) planFiles(p *marketsPlan, src map[string]dateFile) error {
 	if p.rawFiles, err = raw(p.raw); err != nil {
 		return err
 	}
+	if p.hourFillFiles, err = derived(lake.PredmktMarketFills, p.hourFills); err != nil {
+		return err
+	}
 	p.hourRawFiles, err = raw(p.hourRaw)
 	return err
 }
@@ -376,7 +383,8 @@ func (q *Queries) planFiles(p *marketsPlan, src map[string]dateFile) error {
 // and all inside or all outside the 24 hours to now, nothing when they all lie after now
 // or it has none, else (the one or two days the clock and the window cut) the
 // predmkt_market_hours partition, whose hours are each wholly on one side of the clock
-// and of the window's start but for the hour either falls inside, read raw; the raw
+// and of the window's start but for the hour either falls inside, read from the date's
+// predmkt_market_fills partition (or its raw trades file until that is published); the raw
 // trades file for a date neither table has published from the file now in the lake.
 func (q *Queries) marketDaysPlan(now int64) (marketsPlan, error) {
 	const hour = 3_600_000
@@ -433,7 +441,19 @@ func (q *Queries) marketDaysPlan(now int64) (marketsPlan, error) {
 			plan.nowHour = now - now%hour
 		}
 		if plan.cutHour >= 0 || plan.nowHour >= 0 {
-			plan.hourRaw = plan.hours
+			fills, _, err := q.dayEntries(predmktMarketFills)
+			if err != nil {
+				return plan, err
+			}
+			var fs, rs []string
+			for _, d := range hs {
+				if e, ok := fills[d]; ok && e.Rows > 0 {
+					fs = append(fs, d)
+				} else {
+					rs = append(rs, d)
+				}
+			}
+			plan.hourFills, plan.hourRaw = strings.Join(fs, ","), strings.Join(rs, ",")
 		}
 	}
 	return plan, q.planFiles(&plan, src)

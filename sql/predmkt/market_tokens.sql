@@ -1,10 +1,11 @@
 -- PredmktMarketTokens returns the outcome tokens of the listed markets with the last
 -- traded price of each at or before now (NULL when it never traded).
 -- $1 comma-separated condition ids, $2 now (epoch ms); then markets.sql's files
--- ($12 to $18 there, separated by chr(31), never empty): $3 predmkt_market_days partitions,
+-- ($12 to $19 there, separated by chr(31), never empty): $3 predmkt_market_days partitions,
 -- $4 predmkt_trades partitions read whole, $5 the predmkt_market_totals partition, $6
 -- predmkt_market_hours partitions but for the hours $7 and $8 (epoch ms of their start,
--- -1 none), read from the trades partitions $9. query/predmkt_markets.go
+-- -1 none), read from the trades partitions $9 or, in time order, from the
+-- predmkt_market_fills partitions $10 (each date in one of them). query/predmkt_markets.go
 -- (marketDaysPlan) lists each date in at most one, a published day or hour only when all
 -- its fills are at or before now.
 SELECT tk.condition_id, tk.token_id, tk.outcome_index, tk.outcome, lp.price
@@ -34,6 +35,14 @@ LEFT JOIN (
         FROM read_parquet(string_split($9, chr(31)), hive_partitioning = false)
         WHERE ts // 3600000 * 3600000 IN ($7, $8)
           AND role = 'taker' AND ts <= $2 AND list_contains(string_split($1, ','), condition_id)
+        UNION ALL
+        SELECT token_id, price, (ts, seq)
+        FROM read_parquet(string_split($10, chr(31)), hive_partitioning = false)
+        WHERE $7 >= 0 AND ts >= $7 AND ts < $7 + 3600000 AND ts <= $2 AND list_contains(string_split($1, ','), condition_id)
+        UNION ALL
+        SELECT token_id, price, (ts, seq)
+        FROM read_parquet(string_split($10, chr(31)), hive_partitioning = false)
+        WHERE $8 >= 0 AND ts >= $8 AND ts < $8 + 3600000 AND ts <= $2 AND list_contains(string_split($1, ','), condition_id)
     )
     GROUP BY token_id
 ) lp ON lp.token_id = tk.token_id

@@ -9,7 +9,9 @@
 -- partitions read whole, $14 the predmkt_market_totals partition summing every date up
 -- to it, $15 predmkt_market_hours partitions, $16 and $17 the hours (epoch ms of their
 -- start, -1 none) of those dates read from their raw fills instead, $18 the trades
--- partitions of those dates (whose fills of hours $16 and $17 are read).
+-- partitions of those dates (whose fills of hours $16 and $17 are read) and $19 the
+-- predmkt_market_fills partitions of those dates (the same fills in time order; the
+-- planner puts each of those dates in one of $18 and $19).
 -- Trading figures count each tape trade once (the taker fill) with ts <= now; USD is
 -- summed as integer micro-USD. A resolution counts once resolved_ts <= now; it is
 -- resolved when it names a winning outcome, invalid otherwise. A market is listed once
@@ -43,6 +45,17 @@ WITH t AS (
     SELECT condition_id, CAST(round(usd * 1e6) AS BIGINT), CASE WHEN ts >= $1 - 86400000 THEN CAST(round(usd * 1e6) AS BIGINT) END, 1, ts
     FROM read_parquet(string_split($18, chr(31)), hive_partitioning = false)
     WHERE ts // 3600000 * 3600000 IN ($16, $17) AND role = 'taker' AND ts <= $1 AND ($8 = '' OR condition_id = $8)
+    UNION ALL
+    -- The same hours from the fills in time order, one part each: a plain range of ts
+    -- is what lets the reader skip the row groups whose ts statistics lie outside it
+    -- (the two ranges OR-ed are filtered row by row).
+    SELECT condition_id, vol, CASE WHEN ts >= $1 - 86400000 THEN vol END, 1, ts
+    FROM read_parquet(string_split($19, chr(31)), hive_partitioning = false)
+    WHERE $16 >= 0 AND ts >= $16 AND ts < $16 + 3600000 AND ts <= $1 AND ($8 = '' OR condition_id = $8)
+    UNION ALL
+    SELECT condition_id, vol, CASE WHEN ts >= $1 - 86400000 THEN vol END, 1, ts
+    FROM read_parquet(string_split($19, chr(31)), hive_partitioning = false)
+    WHERE $17 >= 0 AND ts >= $17 AND ts < $17 + 3600000 AND ts <= $1 AND ($8 = '' OR condition_id = $8)
 ), v AS (
     SELECT condition_id,
            CAST(sum(vol) AS BIGINT)                 AS vol,
