@@ -122,3 +122,25 @@ var (
 		Routes:   []string{"/v1/perpdex/liquidations"},
 	})
 )
+
+// PredmktMarketBoard is the market list's figures at the start of an hour: a request
+// in that hour adds only the fills from the hour's start to its clock and those of the
+// 24-hour window's first hour from its start on (both from predmkt_market_fills), so
+// it groups one row per token and a few thousand fills instead of every day's and
+// hour's sums it would read otherwise.
+var PredmktMarketBoard = Register(&Table{
+	Name: "predmkt_market_board", Area: "predmkt", Prefix: "predmkt/market_board", Partitions: []string{"built"}, File: "market_board.parquet", Derived: true,
+	Doc: "Derived, hourly (built = the hour and a hash of the trades files; computed once per hour and sources from the per-day market tables): per market and outcome token, the taker fills before the hour summed, with the last one, and the sum of those of the 23 hours before it. Sorted by condition_id, token_id.",
+	Columns: []Column{
+		{"condition_id", "VARCHAR", "0x hex", "market"},
+		{"token_id", "VARCHAR", "decimal digits", "outcome token"},
+		{"vol", "BIGINT", "micro-USD", "sum of the taker fills' usd before the hour, each rounded to the micro-dollar"},
+		{"vol_w", "BIGINT", "micro-USD", "the same over the fills of the 23 hours before the hour"},
+		{"n", "BIGINT", "", "taker fills before the hour"},
+		{"last_ts", "BIGINT", "epoch ms", "last taker fill before the hour (the latest by ts, then seq); NULL when none"},
+		{"last_seq", "BIGINT", "", "seq of that fill"},
+		{"last_price", "DOUBLE", "probability", "price of that fill"},
+	},
+	SortBy: []string{"condition_id", "token_id"},
+	Routes: []string{"/v1/predmkt/markets", "/v1/predmkt/markets/{condition_id}"},
+})

@@ -210,9 +210,13 @@ func (q *Queries) marketTotalsDate(src map[string]dateFile, cut int64) (string, 
 	return best, nil
 }
 
-// WarmDayTables is PublishDayTables for the serve refresher.
+// WarmDayTables is PublishDayTables, then PublishMarketBoard, for the serve refresher.
 func (q *Queries) WarmDayTables(ctx context.Context) error {
-	_, err := q.PublishDayTables(ctx)
+	if _, err := q.PublishDayTables(ctx); err != nil {
+		return err
+	}
+	// The market list's board of the hour is summed from them.
+	_, err := q.PublishMarketBoard(ctx)
 	return err
 }
 

@@ -87,43 +87,59 @@ func marketClocks() []time.Time {
 // clock, for every sort, the first market alone and a filtered page after a key.
 func checkMarkets(t *testing.T, q *query.Queries, step string) {
 	t.Helper()
-	scan, cur := readTestdata(t, "markets_scan.sql"), sqlfiles.MustRead("predmkt/markets.sql")
-	var some string
-	if err := q.DB().QueryRowContext(context.Background(), "SELECT min(condition_id) FROM predmkt_trades").Scan(&some); err != nil {
-		t.Fatal(err)
-	}
-	tokScan, tokCur := readTestdata(t, "market_tokens_scan.sql"), sqlfiles.MustRead("predmkt/market_tokens.sql")
-	var ids string
-	if err := q.DB().QueryRowContext(context.Background(), "SELECT string_agg(condition_id, ',') FROM predmkt_markets").Scan(&ids); err != nil {
-		t.Fatal(err)
-	}
+	src := marketSources(t, q)
 	for _, at := range marketClocks() {
-		now := at.UnixMilli()
-		_, plan, tokPlan, desc, err := q.MarketDaysPlanForTest(now)
+		_, plan, tokPlan, desc, err := q.MarketDaysPlanForTest(at.UnixMilli())
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := allRows(t, q.DB(), tokScan, ids, now)
-		got := allRows(t, q.DB(), tokCur, append([]any{ids, now}, tokPlan...)...)
+		src.check(t, q, step+" (plan "+desc+")", at, sqlfiles.MustRead("predmkt/markets.sql"), plan,
+			sqlfiles.MustRead("predmkt/market_tokens.sql"), tokPlan)
+	}
+}
+
+// marketSources is what checkMarkets compares with: the scans, a market and every one.
+type marketSourcesT struct {
+	scan, tokScan, some, ids string
+}
+
+func marketSources(t *testing.T, q *query.Queries) marketSourcesT {
+	t.Helper()
+	s := marketSourcesT{scan: readTestdata(t, "markets_scan.sql"), tokScan: readTestdata(t, "market_tokens_scan.sql")}
+	if err := q.DB().QueryRowContext(context.Background(), "SELECT min(condition_id) FROM predmkt_trades").Scan(&s.some); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.DB().QueryRowContext(context.Background(), "SELECT string_agg(condition_id, ',') FROM predmkt_markets").Scan(&s.ids); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// check compares the market list's SQL cur (with its arguments from $12 on) and its
+// tokens' tokCur (from $3 on) with the scans at one clock.
+func (s marketSourcesT) check(t *testing.T, q *query.Queries, step string, at time.Time, cur string, plan []any, tokCur string, tokPlan []any) {
+	t.Helper()
+	now := at.UnixMilli()
+	want := allRows(t, q.DB(), s.tokScan, s.ids, now)
+	got := allRows(t, q.DB(), tokCur, append([]any{s.ids, now}, tokPlan...)...)
+	if !slices.Equal(got, want) {
+		t.Fatalf("%s: market tokens at %s: %d rows, want %d; first difference %s",
+			step, at.Format(time.RFC3339Nano), len(got), len(want), firstDiff(got, want))
+	}
+	for _, c := range []struct {
+		cat, status, sort, cid string
+		k                      int64
+	}{
+		{"", "", "volume", "", math.MinInt64}, {"", "", "volume_24h", "", math.MinInt64}, {"", "", "trades", "", math.MinInt64},
+		{"", "", "created", "", math.MinInt64}, {"", "", "end", "", math.MinInt64}, {"", "", "volume", s.some, math.MinInt64},
+		{"Crypto", "open", "volume_24h", "", -1}, {"", "resolved", "trades", "", -3},
+	} {
+		args := []any{now, c.cat, c.status, "", "", "", c.sort, c.cid, c.k, "", 1_000_000}
+		want := allRows(t, q.DB(), s.scan, args...)
+		got := allRows(t, q.DB(), cur, append(args, plan...)...)
 		if !slices.Equal(got, want) {
-			t.Fatalf("%s: market tokens at %s (plan %s): %d rows, want %d; first difference %s",
-				step, at.Format(time.RFC3339Nano), desc, len(got), len(want), firstDiff(got, want))
-		}
-		for _, c := range []struct {
-			cat, status, sort, cid string
-			k                      int64
-		}{
-			{"", "", "volume", "", math.MinInt64}, {"", "", "volume_24h", "", math.MinInt64}, {"", "", "trades", "", math.MinInt64},
-			{"", "", "created", "", math.MinInt64}, {"", "", "end", "", math.MinInt64}, {"", "", "volume", some, math.MinInt64},
-			{"Crypto", "open", "volume_24h", "", -1}, {"", "resolved", "trades", "", -3},
-		} {
-			args := []any{now, c.cat, c.status, "", "", "", c.sort, c.cid, c.k, "", 1_000_000}
-			want := allRows(t, q.DB(), scan, args...)
-			got := allRows(t, q.DB(), cur, append(args, plan...)...)
-			if !slices.Equal(got, want) {
-				t.Fatalf("%s: markets at %s %+v (plan %s): %d rows, want %d; first difference %s",
-					step, at.Format(time.RFC3339Nano), c, desc, len(got), len(want), firstDiff(got, want))
-			}
+			t.Fatalf("%s: markets at %s %+v: %d rows, want %d; first difference %s",
+				step, at.Format(time.RFC3339Nano), c, len(got), len(want), firstDiff(got, want))
 		}
 	}
 }

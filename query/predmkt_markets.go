@@ -178,14 +178,10 @@ func (q *Queries) marketInfos(ctx context.Context, p PredmktMarketsParams, condi
 	defer cancel()
 	const op = "predmkt markets"
 	now := q.Now().UnixMilli()
-	plan, err := q.marketDaysPlan(now)
+	rows, err := q.marketRows(ctx, op, now, predmktMarketsBoardSQL, predmktMarketsSQL, marketsPlan.markets,
+		now, p.Category, p.Status, p.Asset, p.Tenor, strings.ToLower(p.Search), p.Sort, conditionID, after.K, after.ID, limit)
 	if err != nil {
-		return nil, nil, &StoreError{Op: op, Err: err}
-	}
-	rows, err := q.db.QueryContext(ctx, predmktMarketsSQL, append([]any{now, p.Category, p.Status, p.Asset, p.Tenor,
-		strings.ToLower(p.Search), p.Sort, conditionID, after.K, after.ID, limit}, plan.markets()...)...)
-	if err != nil {
-		return nil, nil, wrap(ctx, op, err)
+		return nil, nil, err
 	}
 	defer rows.Close()
 	var infos []PredmktMarketInfo
@@ -230,13 +226,10 @@ func (q *Queries) marketTokens(ctx context.Context, infos []PredmktMarketInfo) (
 	defer cancel()
 	const op = "predmkt market tokens"
 	now := q.Now().UnixMilli()
-	plan, err := q.marketDaysPlan(now)
+	rows, err := q.marketRows(ctx, op, now, predmktMarketTokensBoardSQL, predmktMarketTokensSQL, marketsPlan.tokens,
+		strings.Join(ids, ","), now)
 	if err != nil {
-		return nil, &StoreError{Op: op, Err: err}
-	}
-	rows, err := q.db.QueryContext(ctx, predmktMarketTokensSQL, append([]any{strings.Join(ids, ","), now}, plan.tokens()...)...)
-	if err != nil {
-		return nil, wrap(ctx, op, err)
+		return nil, err
 	}
 	defer rows.Close()
 	for rows.Next() {

@@ -118,6 +118,13 @@ func publishDerived(ctx context.Context, q *query.Queries, out io.Writer) error 
 		fmt.Fprintf(out, "predmkt board for %s: %d wallets (%d rows over all categories) %s in %s\n",
 			b.Hour.Format(time.RFC3339), len(b.Cats["all"]), b.Rows(), how, time.Since(start).Round(time.Millisecond))
 	}
+	start = time.Now()
+	wroteBoard, err := q.PublishMarketBoard(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "predmkt market board for %s: published %v in %s\n",
+		q.Now().Truncate(time.Hour).Format(time.RFC3339), wroteBoard, time.Since(start).Round(time.Millisecond))
 	mark = cost.add(&cost.hour, mark)
 	// The tape index's per-file digests (published once per archive file version).
 	start = time.Now()
