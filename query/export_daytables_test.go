@@ -78,13 +78,14 @@ func (q *Queries) LiquidationPageForTest(ctx context.Context, args []any, days, 
 const DayFilesFresh = dayFilesFresh
 
 // MarketBoardForTest returns, when a request at now reads the market list's board, the
-// arguments of markets_board.sql ($12 on) and of market_tokens_board.sql ($3 on).
-func (q *Queries) MarketBoardForTest(now int64) (markets, tokens []any, ok bool, err error) {
+// arguments after the leading ones of markets_board.sql ($12 on) and of
+// market_tokens_board.sql ($3 on): the same three.
+func (q *Queries) MarketBoardForTest(now int64) (args []any, ok bool, err error) {
 	b, ok, err := q.marketBoardAt(now)
 	if !ok || err != nil {
-		return nil, nil, ok, err
+		return nil, ok, err
 	}
-	return []any{b.path, b.hour, b.fills}, []any{b.path, b.hour, b.fills}, true, nil
+	return []any{b.path, b.hour, b.fills}, true, nil
 }
 
 // PredmktMarketsBoardSQLForTest is markets_board.sql with markets.sql's listing appended.

@@ -42,12 +42,16 @@ type PredmktMarketHolders struct {
 // PredmktMarketHolders answers /v1/predmkt/markets/{condition_id}/holders: the limit
 // largest net positions of each outcome token; ErrNotFound for an unknown market.
 func (q *Queries) PredmktMarketHolders(ctx context.Context, conditionID string, limit int) (PredmktMarketHolders, error) {
-	info, err := q.marketInfo(ctx, conditionID)
+	src, err := q.marketSource("predmkt market holders")
+	if err != nil {
+		return PredmktMarketHolders{}, err
+	}
+	info, err := q.marketInfo(ctx, src, conditionID)
 	if err != nil {
 		return PredmktMarketHolders{}, err
 	}
 	out := PredmktMarketHolders{ConditionID: info.ConditionID, Title: info.Title, Status: info.Status, Outcomes: []PredmktOutcomeHolders{}}
-	toks, err := q.marketTokens(ctx, []PredmktMarketInfo{info})
+	toks, err := q.marketTokens(ctx, src, []PredmktMarketInfo{info})
 	if err != nil {
 		return out, err
 	}

@@ -123,18 +123,36 @@ func (q *Queries) marketBoardAt(now int64) (b marketBoard, ok bool, err error) {
 	return marketBoard{path: path, hour: hour, fills: list}, true, nil
 }
 
-// marketRows runs one of the market list's statements for clock now with its leading
-// arguments args: boardSQL with the board of now's hour (marketBoardAt) when there is
-// one, else planSQL with the per-day tables' plan (planArgs of marketDaysPlan). A board
-// removed between the check and the read (a board of newer trades files replaced it) is
-// answered from the per-day tables. Errors are wrapped with op.
-func (q *Queries) marketRows(ctx context.Context, op string, now int64, boardSQL, planSQL string,
-	planArgs func(marketsPlan) []any, args ...any) (*sql.Rows, error) {
-	b, ok, err := q.marketBoardAt(now)
+// marketSource is what one request's market-list statements read, resolved once for
+// all of them at one clock: the board of the clock's hour (marketBoardAt), else the
+// per-day tables' plan (marketDaysPlan, made when first needed).
+type marketSource struct {
+	now   int64
+	board *marketBoard
+	plan  *marketsPlan
+}
+
+// marketSource resolves the source of a request at the store clock.
+func (q *Queries) marketSource(op string) (*marketSource, error) {
+	src := &marketSource{now: q.Now().UnixMilli()}
+	b, ok, err := q.marketBoardAt(src.now)
 	if err != nil {
 		return nil, &StoreError{Op: op, Err: err}
 	}
 	if ok {
+		src.board = &b
+	}
+	return src, nil
+}
+
+// marketRows runs one of the market list's statements with its leading arguments args:
+// boardSQL with src's board, else planSQL with the per-day tables' plan (planArgs of
+// it). A board removed between the check and the read (a board of newer trades files
+// replaced it) is answered from the per-day tables, and so is the rest of the request.
+// Errors are wrapped with op.
+func (q *Queries) marketRows(ctx context.Context, op string, src *marketSource, boardSQL, planSQL string,
+	planArgs func(marketsPlan) []any, args ...any) (*sql.Rows, error) {
+	if b := src.board; b != nil {
 		if marketBoardReadHook != nil {
 			marketBoardReadHook(b.path)
 		}
@@ -145,12 +163,16 @@ func (q *Queries) marketRows(ctx context.Context, op string, now int64, boardSQL
 		if ctx.Err() != nil || fileExists(b.path) {
 			return nil, wrap(ctx, op, err)
 		}
+		src.board = nil
 	}
-	plan, err := q.marketDaysPlan(now)
-	if err != nil {
-		return nil, &StoreError{Op: op, Err: err}
+	if src.plan == nil {
+		plan, err := q.marketDaysPlan(src.now)
+		if err != nil {
+			return nil, &StoreError{Op: op, Err: err}
+		}
+		src.plan = &plan
 	}
-	rows, err := q.db.QueryContext(ctx, planSQL, slices.Concat(args, planArgs(plan))...)
+	rows, err := q.db.QueryContext(ctx, planSQL, slices.Concat(args, planArgs(*src.plan))...)
 	if err != nil {
 		return nil, wrap(ctx, op, err)
 	}

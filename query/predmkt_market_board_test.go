@@ -60,7 +60,7 @@ func TestMarketBoardMatchesScan(t *testing.T) {
 		t.Helper()
 		clock.Store(at.UnixMilli())
 		hour := at.Truncate(time.Hour).UnixMilli()
-		if _, _, ok, err := q.MarketBoardForTest(at.UnixMilli()); err != nil || ok != published[hour] {
+		if _, ok, err := q.MarketBoardForTest(at.UnixMilli()); err != nil || ok != published[hour] {
 			t.Fatalf("%s at %s: a board is read %v, published %v (%v)", step, at.Format(time.RFC3339Nano), ok, published[hour], err)
 		}
 		a0, b0, d0 := pages()
@@ -68,11 +68,11 @@ func TestMarketBoardMatchesScan(t *testing.T) {
 			t.Fatalf("%s at %s: board written %v, published before %v (%v)", step, at.Format(time.RFC3339Nano), wrote, published[hour], err)
 		}
 		published[hour] = true
-		plan, tokPlan, ok, err := q.MarketBoardForTest(at.UnixMilli())
+		args, ok, err := q.MarketBoardForTest(at.UnixMilli())
 		if err != nil || !ok {
 			t.Fatalf("%s at %s: the published board is not read (%v)", step, at.Format(time.RFC3339Nano), err)
 		}
-		src.check(t, q, step+" (board)", at, cur, plan, tokCur, tokPlan)
+		src.check(t, q, step+" (board)", at, cur, args, tokCur, args)
 		a1, b1, d1 := pages()
 		if !reflect.DeepEqual(a0, a1) || !reflect.DeepEqual(b0, b1) || !reflect.DeepEqual(d0, d1) {
 			t.Fatalf("%s at %s: the API's pages differ once the board is published", step, at.Format(time.RFC3339Nano))

@@ -52,7 +52,11 @@ type PredmktMarketStats struct {
 // PredmktMarketStats answers /v1/predmkt/markets/{condition_id}/stats; ErrNotFound
 // for an unknown market. Window figures cover [now - hours, now].
 func (q *Queries) PredmktMarketStats(ctx context.Context, conditionID string, hours int64) (PredmktMarketStats, error) {
-	info, err := q.marketInfo(ctx, conditionID)
+	src, err := q.marketSource("predmkt market stats")
+	if err != nil {
+		return PredmktMarketStats{}, err
+	}
+	info, err := q.marketInfo(ctx, src, conditionID)
 	if err != nil {
 		return PredmktMarketStats{}, err
 	}

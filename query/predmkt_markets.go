@@ -106,7 +106,11 @@ func (q *Queries) PredmktMarkets(ctx context.Context, p PredmktMarketsParams) (P
 	if p.After != nil {
 		after = *p.After
 	}
-	infos, keys, err := q.marketInfos(ctx, p, "", after, p.Limit+1)
+	src, err := q.marketSource("predmkt markets")
+	if err != nil {
+		return page, err
+	}
+	infos, keys, err := q.marketInfos(ctx, src, p, "", after, p.Limit+1)
 	if err != nil {
 		return page, err
 	}
@@ -114,7 +118,7 @@ func (q *Queries) PredmktMarkets(ctx context.Context, p PredmktMarketsParams) (P
 		infos, keys = infos[:p.Limit], keys[:p.Limit]
 		page.Next = &keys[len(keys)-1]
 	}
-	toks, err := q.marketTokens(ctx, infos)
+	toks, err := q.marketTokens(ctx, src, infos)
 	if err != nil {
 		return page, err
 	}
@@ -131,12 +135,16 @@ func (q *Queries) PredmktMarkets(ctx context.Context, p PredmktMarketsParams) (P
 // PredmktMarket returns one market with its tokens' last prices and mids; ErrNotFound
 // when the lake has no such market.
 func (q *Queries) PredmktMarket(ctx context.Context, conditionID string) (PredmktMarketDetail, error) {
-	info, err := q.marketInfo(ctx, conditionID)
+	src, err := q.marketSource("predmkt market")
+	if err != nil {
+		return PredmktMarketDetail{}, err
+	}
+	info, err := q.marketInfo(ctx, src, conditionID)
 	if err != nil {
 		return PredmktMarketDetail{}, err
 	}
 	infos := []PredmktMarketInfo{info}
-	toks, err := q.marketTokens(ctx, infos)
+	toks, err := q.marketTokens(ctx, src, infos)
 	if err != nil {
 		return PredmktMarketDetail{}, err
 	}
@@ -160,8 +168,8 @@ func (q *Queries) PredmktMarket(ctx context.Context, conditionID string) (Predmk
 }
 
 // marketInfo returns one market's listing or ErrNotFound.
-func (q *Queries) marketInfo(ctx context.Context, conditionID string) (PredmktMarketInfo, error) {
-	infos, _, err := q.marketInfos(ctx, PredmktMarketsParams{Sort: "volume"}, conditionID, PredmktMarketKey{K: math.MinInt64}, 1)
+func (q *Queries) marketInfo(ctx context.Context, src *marketSource, conditionID string) (PredmktMarketInfo, error) {
+	infos, _, err := q.marketInfos(ctx, src, PredmktMarketsParams{Sort: "volume"}, conditionID, PredmktMarketKey{K: math.MinInt64}, 1)
 	if err != nil {
 		return PredmktMarketInfo{}, err
 	}
@@ -171,15 +179,14 @@ func (q *Queries) marketInfo(ctx context.Context, conditionID string) (PredmktMa
 	return infos[0], nil
 }
 
-// marketInfos runs markets.sql; conditionID "" lists every market passing the filters.
-// The winning outcome's name is filled in by marketTokens.
-func (q *Queries) marketInfos(ctx context.Context, p PredmktMarketsParams, conditionID string, after PredmktMarketKey, limit int) ([]PredmktMarketInfo, []PredmktMarketKey, error) {
+// marketInfos runs markets.sql (or its board's) from src; conditionID "" lists every
+// market passing the filters. The winning outcome's name is filled in by marketTokens.
+func (q *Queries) marketInfos(ctx context.Context, src *marketSource, p PredmktMarketsParams, conditionID string, after PredmktMarketKey, limit int) ([]PredmktMarketInfo, []PredmktMarketKey, error) {
 	ctx, cancel := q.ctx(ctx)
 	defer cancel()
 	const op = "predmkt markets"
-	now := q.Now().UnixMilli()
-	rows, err := q.marketRows(ctx, op, now, predmktMarketsBoardSQL, predmktMarketsSQL, marketsPlan.markets,
-		now, p.Category, p.Status, p.Asset, p.Tenor, strings.ToLower(p.Search), p.Sort, conditionID, after.K, after.ID, limit)
+	rows, err := q.marketRows(ctx, op, src, predmktMarketsBoardSQL, predmktMarketsSQL, marketsPlan.markets,
+		src.now, p.Category, p.Status, p.Asset, p.Tenor, strings.ToLower(p.Search), p.Sort, conditionID, after.K, after.ID, limit)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -211,9 +218,9 @@ func (q *Queries) marketInfos(ctx context.Context, p PredmktMarketsParams, condi
 	return infos, keys, nil
 }
 
-// marketTokens returns the tokens of each market (by outcome_index) and fills each
-// resolved market's winning_outcome.
-func (q *Queries) marketTokens(ctx context.Context, infos []PredmktMarketInfo) (map[string][]PredmktMarketTokenDetail, error) {
+// marketTokens returns the tokens of each market (by outcome_index) from src and fills
+// each resolved market's winning_outcome.
+func (q *Queries) marketTokens(ctx context.Context, src *marketSource, infos []PredmktMarketInfo) (map[string][]PredmktMarketTokenDetail, error) {
 	out := map[string][]PredmktMarketTokenDetail{}
 	if len(infos) == 0 {
 		return out, nil
@@ -225,9 +232,8 @@ func (q *Queries) marketTokens(ctx context.Context, infos []PredmktMarketInfo) (
 	ctx, cancel := q.ctx(ctx)
 	defer cancel()
 	const op = "predmkt market tokens"
-	now := q.Now().UnixMilli()
-	rows, err := q.marketRows(ctx, op, now, predmktMarketTokensBoardSQL, predmktMarketTokensSQL, marketsPlan.tokens,
-		strings.Join(ids, ","), now)
+	rows, err := q.marketRows(ctx, op, src, predmktMarketTokensBoardSQL, predmktMarketTokensSQL, marketsPlan.tokens,
+		strings.Join(ids, ","), src.now)
 	if err != nil {
 		return nil, err
 	}
@@ -380,7 +386,7 @@ func (q *Queries) planFiles(p *marketsPlan, src map[string]dateFile) error {
 // predmkt_market_fills partition (or its raw trades file until that is published); the raw
 // trades file for a date neither table has published from the file now in the lake.
 func (q *Queries) marketDaysPlan(now int64) (marketsPlan, error) {
-	const hour = 3_600_000
+	const hour = hourMs
 	cut := now - 86_400_000
 	plan := marketsPlan{cutHour: -1, nowHour: -1}
 	src, err := q.cachedDatePartitions(lake.PredmktTrades)
