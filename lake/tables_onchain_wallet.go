@@ -61,16 +61,17 @@ var OnchainWalletDays = Register(&Table{
 // from onchain_wallet_legs, each of the four edge days is a separate read walking the
 // wallet's bucket file (about 90 row groups at large) on every chain; here the edge
 // days of every segment sit together in a file a twentieth of the size, read once. The
-// serving date D is the day after the wallet segments' recent split R (the newest date
-// of the lake, whose legs are read from onchain_legs itself): the edge days are D,
-// D-1, D-7, D-30 and D-90, of the legs dated up to R. Each publication of the segments
-// writes a new version (built = a tag of the split and its sources), then the sidecar
-// onchain/wallet_edges/_edges.json naming it, then removes the older versions; a
-// request whose clock is not on D, or whose split is not the version's, reads the
-// segments as before (query/onchain_wallet_edges.go).
+// serving date D is the clock's date (or the lake's newest date when the clock is
+// before it): the edge days are D, D-1, D-7, D-30 and D-90, of the legs dated up to R,
+// two days before D or the wallet segments' recent split when older; the legs dated
+// after R are read from onchain_legs itself. A publication writes a new version when D
+// or the transfers files up to R changed (built = D and a tag of those files'
+// signatures), then the sidecar onchain/wallet_edges/_edges.json naming it, then
+// removes the older versions; a request whose clock is not on D, or whose sources up to
+// R are not the version's, reads the segments as before (query/onchain_wallet_edges.go).
 var OnchainWalletEdges = Register(&Table{
 	Name: "onchain_wallet_edges", Area: "onchain", Prefix: "onchain/wallet_edges", Partitions: []string{"built", "chain", "bucket"}, File: "edges.parquet", Derived: true,
-	Doc:      "Derived with onchain_wallet_legs (sql/onchain/wallet_edges_publish.sql): the legs dated up to the recent split R whose block_time falls on one of the window-edge days of the serving date D = R + 1 (D, D-1, D-7, D-30, D-90), one file per (version, chain, bucket = first hex digit of the wallet), sorted by wallet then time; built names the version (the split and its sources), kept in onchain/wallet_edges/_edges.json.",
+	Doc:      "Derived with onchain_wallet_legs (sql/onchain/wallet_edges_publish.sql): the legs dated up to R (through in the sidecar: D - 2, or the recent split when older) whose block_time falls on one of the window-edge days of the serving date D (D, D-1, D-7, D-30, D-90; D is the clock's date, or the lake's newest date when the clock is before it), one file per (version, chain, bucket = first hex digit of the wallet), sorted by wallet then time; built names the version (D and the signatures of the transfers files up to R), kept in onchain/wallet_edges/_edges.json. A version is published at D's midnight, before D's legs land, and stays current when they do: reads take the legs dated after R from onchain_legs.",
 	Columns:  legColumns,
 	SortBy:   []string{"wallet", "block_time", "tx_hash", "log_index", "dir"},
 	RowGroup: 16384, // as onchain_wallet_legs
@@ -85,9 +86,11 @@ var OnchainWalletEdges = Register(&Table{
 // at most four rows per token. The hourly boards that sum every wallet's history on a
 // board hour of the serving date (discover, the screener's smart-money cohort, holders)
 // read the bands, the edges and the legs after R instead of every leg of the history.
+// Both are a function of the clock's date and the legs up to two days before it, so a
+// day's landing republishes neither (edgesPlan in the query package).
 var OnchainWalletBands = Register(&Table{
 	Name: "onchain_wallet_bands", Area: "onchain", Prefix: "onchain/wallet_bands", Partitions: []string{"built", "chain", "bucket"}, File: "bands.parquet", Derived: true,
-	Doc: "Derived with onchain_wallet_edges (sql/onchain/wallet_bands_publish.sql), same versions: onchain_wallet_days summed per (wallet, token, band) over the days up to the recent split R before the serving date D = R + 1 that are not window-edge days, band being the narrowest summary window holding the day on D (2 = 7d, 3 = 30d, 4 = 90d, 5 = older).",
+	Doc: "Derived with onchain_wallet_edges (sql/onchain/wallet_bands_publish.sql), same versions: onchain_wallet_days summed per (wallet, token, band) over the legs dated up to the version's R whose day is before the serving date D and not a window-edge day, band being the narrowest summary window holding the day on D (2 = 7d, 3 = 30d, 4 = 90d, 5 = older).",
 	Columns: []Column{
 		{"wallet", "VARCHAR", "0x hex", "the wallet"},
 		{"token", "VARCHAR", "0x hex", "token contract; 0x000...0 for the native coin"},

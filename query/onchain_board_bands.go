@@ -8,9 +8,9 @@ import (
 // ocBands is where an hourly on-chain board that sums every wallet's history (discover,
 // the screener's smart-money cohort, holders) reads it from: on a board hour of the
 // serving date of the published onchain_wallet_bands, the bands (the whole days up to
-// the recent split R summed per wallet, token and window band), the edges (the legs of
-// the days a window starts in, and of the serving date, dated up to R) and the legs
-// dated after R; otherwise every leg (R noSplit, the bands and edges empty files). The
+// the version's newest legs date R, edgesPlan's through, summed per wallet, token and
+// window band), the edges (the legs of the days a window starts in, and of the serving
+// date, dated up to R) and the legs dated after R; otherwise every leg (R noSplit, the bands and edges empty files). The
 // board's SQL file takes R, the edges and the bands as its last three arguments either
 // way (sql/onchain/discover_all.sql says why the sums are the same).
 type ocBands struct {
@@ -32,8 +32,7 @@ func (b ocBands) gone() bool {
 // starts there): the bands lump them with the older days, so a lake with such a leg up
 // to R reads every leg.
 func (q *Queries) ocBandsFor(chain string, at time.Time, byEpoch bool) (ocBands, error) {
-	_, r, tag := q.walletSplitTagged()
-	side, ok := q.walletEdgesSideFor(tag, at)
+	side, ok := q.walletEdgesSideFor(at)
 	if ok && byEpoch {
 		for _, v := range side.Days {
 			if f := strings.Fields(v); len(f) != 3 || f[1] <= "1970-01-01" {
@@ -54,7 +53,7 @@ func (q *Queries) ocBandsFor(chain string, at time.Time, byEpoch bool) (ocBands,
 		return ocBands{}, err
 	}
 	if ok {
-		every.r, every.built = r, side.Built
+		every.r, every.built = side.Through, side.Built
 	}
 	return every, nil
 }

@@ -180,8 +180,9 @@ func TestOnchainBoardFamiliesSameAsPerBoardSQL(t *testing.T) {
 	clock = day
 	for _, at := range []time.Time{day, day.Add(-24*time.Hour + time.Hour), day.Add(-3*24*time.Hour + 13*time.Hour)} {
 		checkFamilies(t, q, "before the newest day", at)
-		// An hour of the day before is on the serving date of the bands published then.
-		if bands := checkHistoryBoards(t, q, "before the newest day", at); bands != (at == day.Add(-23*time.Hour)) {
+		// The bands published then are those of the clock's date (edgesPlan), whose
+		// legs have not landed: its midnight reads them, the days before every leg.
+		if bands := checkHistoryBoards(t, q, "before the newest day", at); bands != (at == day) {
 			t.Fatalf("before the newest day at %s: bands read %t", at.Format(time.RFC3339), bands)
 		}
 	}

@@ -78,7 +78,7 @@ func (q *Queries) PublishOnchainLegs(ctx context.Context) (LegsPublication, erro
 		if err != nil {
 			return pub, &StoreError{Op: op, Err: err}
 		}
-		edges, err := walletEdgesCurrent(q.dir, side)
+		edges, err := walletEdgesCurrent(q.dir, side, q.Now())
 		if err != nil {
 			return pub, &StoreError{Op: op, Err: err}
 		}
@@ -172,7 +172,7 @@ func (q *Queries) onchainLegsCurrent() (bool, error) {
 	if !walletLegsCurrent(src, side) {
 		return false, nil
 	}
-	return walletEdgesCurrent(q.dir, side)
+	return walletEdgesCurrent(q.dir, side, q.Now())
 }
 
 // transferPartitions maps each onchain_transfers partition ("chain=X/date=D") to its

@@ -55,8 +55,8 @@ func (q *Queries) onchainWalletSQL(ctx context.Context, address string) (WalletS
 		if err != nil {
 			return a, err
 		}
-		if built := q.walletEdgesFor(a.tag, now); built != "" {
-			err = q.walletEdgeFiles(ctx, built, address, &a)
+		if side, ok := q.walletEdgesSideFor(now); ok {
+			err = q.walletEdgeFiles(ctx, side, address, &a)
 		}
 		return a, err
 	}

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"mdq/lake"
@@ -30,9 +31,12 @@ const walletEdgesFile = "onchain/wallet_edges/_edges.json"
 
 // walletEdgesSide names the published version of onchain_wallet_edges.
 type walletEdgesSide struct {
-	Built string `json:"built"` // the built= directory: Day, then the tag of the split
-	Day   string `json:"day"`   // the serving date D = Recent + 1 day
-	Tag   string `json:"tag"`   // walletSplitTag of the wallet segments the edges were read with
+	Built string `json:"built"` // the built= directory: Day, then Tag
+	Day   string `json:"day"`   // the serving date D (edgesPlan)
+	// Through is the newest legs date the version holds (edgesPlan): the legs dated
+	// after it are read from onchain_legs.
+	Through string `json:"through"`
+	Tag     string `json:"tag"` // edgesTag of the wallet segments' sources up to Through
 	// Days is, per onchain_legs file read ("chain=X/date=D"), its signature and the
 	// dates of its first and last block_time ("size:mtime lo hi"): a publication reads
 	// the dates of the files that changed only.
@@ -62,23 +66,48 @@ func walletSplitTag(side walletLegsSide) string {
 	return hex.EncodeToString(h[:6])
 }
 
-// edgesServingDay is the serving date the edges of a split with recent date r are for:
-// the day after r, the newest date of the lake (its legs are read from onchain_legs).
-func edgesServingDay(r string) (time.Time, bool) {
-	t, err := time.Parse(time.DateOnly, r)
-	if err != nil || r == noSplit {
-		return time.Time{}, false
+// edgesPlan is the version of the edges and bands due at clock now over the wallet
+// segments side describes: the serving date d, the clock's date, or the lake's newest
+// date (the day after the recent split) when the clock is before it; and the newest
+// legs date they hold, two days before d or the recent split if that is older.
+//
+// Two days, not one: the day before d is an edge day, whose legs the edges hold up to
+// their newest date and the reads take from onchain_legs after it, so holding it adds
+// nothing a read needs. What it buys: the version of d is complete from d's midnight,
+// before d's own legs land (the recent split is then d - 2), and it stays current
+// when they land and the split moves to d - 1. The windows move with the clock's date,
+// not with the data, and so does the version: a day's landing republishes neither the
+// bands nor the edges (only a change to a legs file they read does), and the boards of
+// d's first hours read them instead of every leg.
+func edgesPlan(side walletLegsSide, now time.Time) (d time.Time, through string, ok bool) {
+	r, err := time.Parse(time.DateOnly, side.Recent)
+	if err != nil || side.Recent == noSplit || side.History == "" {
+		return time.Time{}, "", false
 	}
-	return t.AddDate(0, 0, 1), true
+	d = now.UTC().Truncate(24 * time.Hour)
+	if newest := r.AddDate(0, 0, 1); d.Before(newest) {
+		d = newest
+	}
+	through = d.AddDate(0, 0, -2).Format(time.DateOnly)
+	if side.Recent < through {
+		through = side.Recent
+	}
+	return d, through, true
 }
 
-// edgesDay is edgesServingDay as a date ("" without one).
-func edgesDay(r string) string {
-	d, ok := edgesServingDay(r)
-	if !ok {
-		return ""
+// edgesTag identifies the contents of a version holding the legs dated up to through:
+// the signatures of the transfers files of those dates and the layout. Equal tags (and
+// serving dates), same files.
+func edgesTag(side walletLegsSide, through string) string {
+	parts := make([]string, 0, len(side.Sources))
+	for p, sig := range side.Sources {
+		if _, date := splitPart(p); date <= through {
+			parts = append(parts, p+"="+sig)
+		}
 	}
-	return d.Format(time.DateOnly)
+	sort.Strings(parts)
+	h := sha256.Sum256([]byte(through + "|" + side.Layout + "|" + strings.Join(parts, ",")))
+	return hex.EncodeToString(h[:6])
 }
 
 func readWalletEdgesSide(dir string) (walletEdgesSide, error) {
@@ -96,45 +125,54 @@ func readWalletEdgesSide(dir string) (walletEdgesSide, error) {
 	return side, nil
 }
 
-// walletEdgesCurrent reports whether the published edges are those of the wallet
-// segments side describes (none are due without a split).
-func walletEdgesCurrent(dir string, side walletLegsSide) (bool, error) {
-	cur, _, err := walletEdgesPublished(dir, side)
+// walletEdgesCurrent reports whether the published edges are those due at clock now
+// over the wallet segments side describes (none are due without a split).
+func walletEdgesCurrent(dir string, side walletLegsSide, now time.Time) (bool, error) {
+	cur, _, err := walletEdgesPublished(dir, side, now)
 	return cur, err
 }
 
 // walletEdgesPublished is walletEdgesCurrent with the published sidecar it read.
-func walletEdgesPublished(dir string, side walletLegsSide) (bool, walletEdgesSide, error) {
-	if _, ok := edgesServingDay(side.Recent); !ok || side.History == "" {
+func walletEdgesPublished(dir string, side walletLegsSide, now time.Time) (bool, walletEdgesSide, error) {
+	d, through, ok := edgesPlan(side, now)
+	if !ok {
 		return true, walletEdgesSide{}, nil
 	}
 	e, err := readWalletEdgesSide(dir)
-	return err == nil && e.Tag == walletSplitTag(side), e, err
+	return err == nil && e.current(side, d, through), e, err
 }
 
-// publishWalletEdges writes onchain_wallet_edges and onchain_wallet_bands for the
-// wallet segments side describes (just published by publishWalletLegs, under the legs
-// lock), unless they are current. A new version goes to its own built= directories,
-// every file atomically; the sidecar then names it and the older versions are removed.
-// A version is a function of the split and its sources (the tag in its name), so a
-// file left in its directory by a cancelled run (whose sidecar still names the
-// previous version, whole) holds what a complete run writes. A request listing a
-// version removed under it lists again (queryWallet). It reports whether it wrote a version (the caller reloads the views).
-func (q *Queries) publishWalletEdges(ctx context.Context, conn *sql.Conn, side walletLegsSide) (bool, error) {
+// current reports whether e is the version of serving date d holding the legs up to
+// through of the segments side describes.
+func (e walletEdgesSide) current(side walletLegsSide, d time.Time, through string) bool {
+	return e.Built != "" && e.Day == d.Format(time.DateOnly) && e.Through == through && e.Tag == edgesTag(side, through)
+}
+
+// publishWalletEdges writes onchain_wallet_edges and onchain_wallet_bands due at the
+// store's clock (edgesPlan) for the wallet segments side describes (just published by
+// publishWalletLegs, under the legs lock), unless they are current. A new version goes
+// to its own built= directories, every file atomically; the sidecar then names it and
+// the older versions are removed. A version is a function of its serving date and its
+// sources (the tag in its name), so a file left in its directory by a cancelled run
+// (whose sidecar still names the previous version, whole) holds what a complete run
+// writes. A request listing a version removed under it lists again (queryWallet). It
+// returns the serving date it wrote a version for ("" when none; the caller reloads
+// the views).
+func (q *Queries) publishWalletEdges(ctx context.Context, conn *sql.Conn, side walletLegsSide) (string, error) {
 	root := filepath.Join(q.dir, filepath.FromSlash(lake.OnchainWalletEdges.Prefix))
-	d, ok := edgesServingDay(side.Recent)
-	if !ok || side.History == "" {
-		return false, removeWalletEdges(q.dir, "")
+	d, through, ok := edgesPlan(side, q.Now())
+	if !ok {
+		return "", removeWalletEdges(q.dir, "")
 	}
-	cur, prev, err := walletEdgesPublished(q.dir, side)
+	cur, prev, err := walletEdgesPublished(q.dir, side, q.Now())
 	if err != nil || cur {
-		return false, err
+		return "", err
 	}
-	tag := walletSplitTag(side)
+	tag := edgesTag(side, through)
 	built := d.Format("20060102") + "_" + tag
 	days := walletEdgeDays(d)
 	step := q.warmSteps("onchain wallet edges publication") // debug: each step's time
-	// The legs files dated up to the split, per chain, and which of them can hold a leg
+	// The legs files dated up to through, per chain, and which of them can hold a leg
 	// of an edge day: their block dates, kept from the last publication for the files
 	// it read (same signature), read for the others.
 	ranges := map[string]string{}
@@ -143,9 +181,12 @@ func (q *Queries) publishWalletEdges(ctx context.Context, conn *sql.Conn, side w
 	var unread []string
 	for part := range side.Sources {
 		c, date := splitPart(part)
+		if date > through {
+			continue
+		}
 		rel, err := lake.OnchainLegs.Path(c, date)
 		if err != nil {
-			return false, err
+			return "", err
 		}
 		f := filepath.Join(q.dir, filepath.FromSlash(rel))
 		st, err := os.Stat(f)
@@ -164,14 +205,14 @@ func (q *Queries) publishWalletEdges(ctx context.Context, conn *sql.Conn, side w
 		sort.Strings(unread)
 		rows, err := conn.QueryContext(ctx, legsDayRangesSQL, unread)
 		if err != nil {
-			return false, err
+			return "", err
 		}
 		for rows.Next() {
 			var f string
 			var lo, hi sql.NullTime
 			if err := rows.Scan(&f, &lo, &hi); err != nil {
 				rows.Close()
-				return false, err
+				return "", err
 			}
 			st, err := os.Stat(f)
 			if err != nil || !lo.Valid || !hi.Valid {
@@ -180,10 +221,10 @@ func (q *Queries) publishWalletEdges(ctx context.Context, conn *sql.Conn, side w
 			ranges[partOf[f]] = fmt.Sprintf("%d:%d %s %s", st.Size(), st.ModTime().UnixNano(), lo.Time.Format(time.DateOnly), hi.Time.Format(time.DateOnly))
 		}
 		if err := rows.Close(); err != nil {
-			return false, err
+			return "", err
 		}
 		if err := rows.Err(); err != nil {
-			return false, err
+			return "", err
 		}
 	}
 	byChain := map[string][]string{}
@@ -211,20 +252,20 @@ func (q *Queries) publishWalletEdges(ctx context.Context, conn *sql.Conn, side w
 		for _, b := range walletBuckets {
 			lo, hi := bucketRange(b)
 			if _, err := lake.CopyQuery(ctx, conn, q.dir, lake.OnchainWalletEdges, []string{built, c, b}, walletEdgesPublishSQL, files, days, lo, hi); err != nil {
-				return false, err
+				return "", err
 			}
 		}
 	}
 	step("edges")
 	// The bands, from each bucket's daily sums segments over the dates the split gives
-	// them (as wallet_seg_days reads them).
+	// them (as wallet_seg_days reads them) up to through.
 	for _, c := range sourceChains(side.Sources) {
 		for _, b := range walletBuckets {
 			var files []string
 			for _, seg := range splitSegments(side.History, side.Recent) {
 				rel, err := lake.OnchainWalletDays.Path(c, b, seg)
 				if err != nil {
-					return false, err
+					return "", err
 				}
 				if f := filepath.Join(q.dir, filepath.FromSlash(rel)); fileExists(f) {
 					files = append(files, f)
@@ -233,23 +274,23 @@ func (q *Queries) publishWalletEdges(ctx context.Context, conn *sql.Conn, side w
 			if len(files) == 0 {
 				continue
 			}
-			if _, err := lake.CopyQuery(ctx, conn, q.dir, lake.OnchainWalletBands, []string{built, c, b}, walletBandsPublishSQL, files, side.History, side.Recent, d); err != nil {
-				return false, err
+			if _, err := lake.CopyQuery(ctx, conn, q.dir, lake.OnchainWalletBands, []string{built, c, b}, walletBandsPublishSQL, files, side.History, through, d); err != nil {
+				return "", err
 			}
 		}
 	}
 	step("bands")
-	b, err := json.MarshalIndent(walletEdgesSide{Built: built, Day: d.Format(time.DateOnly), Tag: tag, Days: ranges}, "", " ")
+	b, err := json.MarshalIndent(walletEdgesSide{Built: built, Day: d.Format(time.DateOnly), Through: through, Tag: tag, Days: ranges}, "", " ")
 	if err != nil {
-		return false, err
+		return "", err
 	}
 	if err := os.MkdirAll(root, 0o755); err != nil {
-		return false, err
+		return "", err
 	}
 	if err := lake.WriteFileAtomic(filepath.Join(q.dir, filepath.FromSlash(walletEdgesFile)), append(b, '\n')); err != nil {
-		return false, err
+		return "", err
 	}
-	return true, removeWalletEdges(q.dir, built)
+	return d.Format(time.DateOnly), removeWalletEdges(q.dir, built)
 }
 
 // sourceChains are the chains of a sources map ("chain=X/date=D" keys), sorted.
@@ -291,30 +332,58 @@ func removeWalletEdges(dir, keep string) error {
 // walletEdgesCache keeps the parsed edges sidecar per lake, re-read when its file changes.
 var walletEdgesCache sidecarCache[walletEdgesSide]
 
-// walletEdgesFor returns the version of onchain_wallet_edges a summary at now over the
-// segments of tag reads: the published one when it was read from those segments and
-// now falls on its serving date ("" otherwise: the summary reads the segments).
-func (q *Queries) walletEdgesFor(tag string, now time.Time) string {
-	side, _ := q.walletEdgesSideFor(tag, now)
-	return side.Built
-}
-
-// walletEdgesSideFor is walletEdgesFor with the version's sidecar (false without one).
-func (q *Queries) walletEdgesSideFor(tag string, now time.Time) (walletEdgesSide, bool) {
+// walletEdgesSideFor returns the version of onchain_wallet_edges a read at clock now
+// takes: the published one when it is the version due at now over the published wallet
+// segments (edgesPlan; false otherwise: the summary reads the segments, a board every
+// leg).
+func (q *Queries) walletEdgesSideFor(now time.Time) (walletEdgesSide, bool) {
+	split, ok := q.walletSplitSide()
+	if !ok {
+		return walletEdgesSide{}, false
+	}
 	side, ok := walletEdgesCache.get(q.dir, filepath.Join(q.dir, filepath.FromSlash(walletEdgesFile)), func() walletEdgesSide {
 		side, _ := readWalletEdgesSide(q.dir) // unreadable: no version, the segments
 		return side
 	})
-	if !ok || tag == "" || side.Tag != tag || side.Day != now.UTC().Format(time.DateOnly) || side.Built == "" {
+	if !ok || side.Built == "" {
+		return walletEdgesSide{}, false
+	}
+	// A clock before the lake's newest date plans that date's version (edgesPlan), which
+	// holds that date's windows, not the clock's: only a version of the clock's own date
+	// is read.
+	d, through, ok := edgesPlan(split, now)
+	if !ok || side.Day != now.UTC().Format(time.DateOnly) || side.Day != d.Format(time.DateOnly) ||
+		side.Through != through || side.Tag != lastEdgesTag.of(split, through) {
 		return walletEdgesSide{}, false
 	}
 	return side, true
 }
 
-// walletEdgeFiles sets a's edges and bands to the files of version built for
-// address's bucket on a's chains (an empty list holds the store's empty file of the
-// same columns).
-func (q *Queries) walletEdgeFiles(ctx context.Context, built, address string, a *walletArgs) error {
+// lastEdgesTag keeps the last edgesTag computed, which every read at the same split
+// and date asks again (a hash of every source's signature up to the date).
+var lastEdgesTag edgesTagMemo
+
+type edgesTagMemo struct {
+	mu             sync.Mutex
+	split, through string
+	tag            string
+}
+
+func (m *edgesTagMemo) of(split walletLegsSide, through string) string {
+	key := walletSplitTag(split)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.split != key || m.through != through {
+		m.split, m.through, m.tag = key, through, edgesTag(split, through)
+	}
+	return m.tag
+}
+
+// walletEdgeFiles sets a's edges and bands to the files of version side for address's
+// bucket on a's chains (an empty list holds the store's empty file of the same
+// columns), and a's split date and today's files to those the version leaves to
+// onchain_legs: the legs dated after its Through.
+func (q *Queries) walletEdgeFiles(ctx context.Context, side walletEdgesSide, address string, a *walletArgs) error {
 	var keys [][2]string
 	if len(address) > 2 {
 		for _, c := range a.chains {
@@ -322,7 +391,11 @@ func (q *Queries) walletEdgeFiles(ctx context.Context, built, address string, a 
 		}
 	}
 	var err error
-	a.edges, a.bands, err = q.edgesAndBands(built, keys)
+	if a.edges, a.bands, err = q.edgesAndBands(side.Built, keys); err != nil {
+		return err
+	}
+	a.r = side.Through
+	a.today, err = q.legsFilesAfter(ctx, a.chains, side.Through)
 	return err
 }
 
@@ -356,16 +429,17 @@ func (q *Queries) edgesAndBands(built string, keys [][2]string) (edges, bands []
 	return edges, bands, nil
 }
 
-// WalletEdgesDay is the serving date of the published onchain_wallet_edges when they
-// are those of the published wallet segments ("" otherwise): for the tests.
-func (q *Queries) WalletEdgesDay() string {
+// WalletEdges is the serving date of the published onchain_wallet_edges and the newest
+// legs date they hold, when they are the version due at the store's clock over the
+// published wallet segments ("" otherwise): for the tests.
+func (q *Queries) WalletEdges() (day, through string) {
 	side, err := readWalletLegsSide(q.dir)
 	if err != nil {
-		return ""
+		return "", ""
 	}
-	e, err := readWalletEdgesSide(q.dir)
-	if err != nil || e.Tag != walletSplitTag(side) || e.Built == "" {
-		return ""
+	cur, e, err := walletEdgesPublished(q.dir, side, q.Now())
+	if err != nil || !cur || e.Built == "" {
+		return "", ""
 	}
-	return e.Day
+	return e.Day, e.Through
 }

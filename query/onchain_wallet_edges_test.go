@@ -2,6 +2,7 @@ package query
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -15,7 +16,7 @@ import (
 // TestWalletSummaryReadsEdgesOnTheirDay: with the lake's edges published, a summary whose
 // clock is on their serving date reads them (wallet_edges.sql) and answers exactly as the
 // summary reading the segments (wallet.sql) does; a clock on another date, edges of
-// another split, or no edges at all, and the summary reads the segments. (checkWalletEdges
+// other sources, or no edges at all, and the summary reads the segments. (checkWalletEdges
 // in TestOnchainWalletLegsEqualPerDateLegs compares the two SQL files at clocks across the
 // day, after every kind of publication.)
 func TestWalletSummaryReadsEdgesOnTheirDay(t *testing.T) {
@@ -33,12 +34,17 @@ func TestWalletSummaryReadsEdgesOnTheirDay(t *testing.T) {
 	if _, err := q.PublishOnchainLegs(ctx); err != nil {
 		t.Fatal(err)
 	}
-	_, r, tag := q.walletSplitTagged()
+	_, r, _ := q.walletSplitTagged()
 	day := testlake.Now().UTC().Format(time.DateOnly)
-	if d := q.WalletEdgesDay(); d != day || r >= day {
-		t.Fatalf("edges published for %q, split to %s; the lake's clock is on %s", d, r, day)
+	through := testlake.Now().UTC().AddDate(0, 0, -2).Format(time.DateOnly)
+	if d, th := q.WalletEdges(); d != day || th != through || r >= day {
+		t.Fatalf("edges published for %q through %q, split to %s; the lake's clock is on %s", d, th, r, day)
 	}
-	if q.walletEdgesFor(tag, testlake.Now()) == "" {
+	reads := func(now time.Time) bool {
+		_, ok := q.walletEdgesSideFor(now)
+		return ok
+	}
+	if !reads(testlake.Now()) {
 		t.Fatal("a summary on the edges' serving date does not read them")
 	}
 	for _, tb := range []*lake.Table{lake.OnchainWalletEdges, lake.OnchainWalletBands} {
@@ -68,7 +74,7 @@ func TestWalletSummaryReadsEdgesOnTheirDay(t *testing.T) {
 		if err := os.Rename(sidecar, sidecar+".off"); err != nil {
 			t.Fatal(err)
 		}
-		if q.walletEdgesFor(tag, testlake.Now()) != "" {
+		if reads(testlake.Now()) {
 			t.Fatal("edges read without their sidecar")
 		}
 		want, err := q.OnchainWallet(ctx, w)
@@ -85,11 +91,32 @@ func TestWalletSummaryReadsEdgesOnTheirDay(t *testing.T) {
 			t.Fatalf("%s: the busiest wallet has no transfers in 7 days: the comparison compares nothing", w)
 		}
 	}
-	// Another date, another split: the segments.
-	if q.walletEdgesFor(tag, testlake.Now().AddDate(0, 0, -1)) != "" || q.walletEdgesFor(tag, testlake.Now().AddDate(0, 0, 1)) != "" {
+	// Another date, other sources: the segments.
+	if reads(testlake.Now().AddDate(0, 0, -1)) || reads(testlake.Now().AddDate(0, 0, 1)) {
 		t.Fatal("edges read on another date than theirs")
 	}
-	if q.walletEdgesFor("000000000000", testlake.Now()) != "" {
-		t.Fatal("edges read for another split")
+	b, err := os.ReadFile(sidecar)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var side walletEdgesSide
+	if err := json.Unmarshal(b, &side); err != nil {
+		t.Fatal(err)
+	}
+	for _, other := range []walletEdgesSide{{Built: side.Built, Day: side.Day, Through: side.Through, Tag: "000000000000"},
+		{Built: side.Built, Day: side.Day, Through: r, Tag: side.Tag}} {
+		o, _ := json.Marshal(other)
+		if err := os.WriteFile(sidecar, o, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if reads(testlake.Now()) {
+			t.Fatalf("edges read with the sidecar %s", o)
+		}
+	}
+	if err := os.WriteFile(sidecar, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if !reads(testlake.Now()) {
+		t.Fatal("edges not read with their sidecar back")
 	}
 }

@@ -102,16 +102,6 @@ func (q *Queries) walletArgsAt(ctx context.Context, segDir, address, chain, h, r
 				}
 			}
 		}
-		dir := filepath.Join(q.dir, filepath.FromSlash(lake.OnchainLegs.Prefix), "chain="+c)
-		for _, d := range partitionValues(dir, "date") {
-			if d <= r {
-				continue
-			}
-			f := filepath.Join(dir, "date="+d, lake.OnchainLegs.File)
-			if _, err := os.Stat(f); err == nil {
-				a.today = append(a.today, f)
-			}
-		}
 	}
 	if len(a.legs) == 0 {
 		a.legs = []string{empty.legs}
@@ -119,10 +109,34 @@ func (q *Queries) walletArgsAt(ctx context.Context, segDir, address, chain, h, r
 	if len(a.days) == 0 {
 		a.days = []string{empty.days}
 	}
-	if len(a.today) == 0 {
-		a.today = []string{empty.today}
+	a.today, err = q.legsFilesAfter(ctx, chains, r)
+	return a, err
+}
+
+// legsFilesAfter lists the onchain_legs files of chains dated after r (the store's
+// empty file of the same columns when there is none).
+func (q *Queries) legsFilesAfter(ctx context.Context, chains []string, r string) ([]string, error) {
+	var out []string
+	for _, c := range chains {
+		dir := filepath.Join(q.dir, filepath.FromSlash(lake.OnchainLegs.Prefix), "chain="+c)
+		for _, d := range partitionValues(dir, "date") {
+			if d <= r {
+				continue
+			}
+			f := filepath.Join(dir, "date="+d, lake.OnchainLegs.File)
+			if _, err := os.Stat(f); err == nil {
+				out = append(out, f)
+			}
+		}
 	}
-	return a, nil
+	if len(out) == 0 {
+		empty, err := q.walletEmptyFiles(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out = []string{empty.today}
+	}
+	return out, nil
 }
 
 // splitSegments are the wallet segments the split (h, r) gives dates to: history when
@@ -275,7 +289,7 @@ func (q *Queries) WalletSQLArgs(ctx context.Context, file, chain, a, b, h, r str
 		if err != nil {
 			return nil, err
 		}
-		if err := q.walletEdgeFiles(ctx, e.Built, a, &x); err != nil {
+		if err := q.walletEdgeFiles(ctx, e, a, &x); err != nil {
 			return nil, err
 		}
 		return x.edgesTail(), nil

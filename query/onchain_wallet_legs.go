@@ -164,9 +164,9 @@ func (q *Queries) publishWalletLegs(ctx context.Context, conn *sql.Conn, src map
 	pub := WalletSegmentsPublication{History: side.History, Recent: side.Recent}
 	if walletLegsCurrent(src, side) {
 		// The edges, unless current (a lake published before they existed).
-		wrote, err := q.publishWalletEdges(ctx, conn, side)
-		if err == nil && wrote {
-			pub.Edges = edgesDay(side.Recent)
+		day, err := q.publishWalletEdges(ctx, conn, side)
+		if err == nil && day != "" {
+			pub.Edges = day
 			err = q.Reload(ctx) // the table's first files need its view
 		}
 		pub.Took = time.Since(start)
@@ -240,11 +240,11 @@ func (q *Queries) publishWalletLegs(ctx context.Context, conn *sql.Conn, src map
 		return pub, err
 	}
 	// The summary reads the segments until the edges of the new split are published.
-	if wrote, err := q.publishWalletEdges(ctx, conn, side); err != nil {
+	day, err := q.publishWalletEdges(ctx, conn, side)
+	if err != nil {
 		return pub, err
-	} else if wrote {
-		pub.Edges = edgesDay(r)
 	}
+	pub.Edges = day
 	step("edges and bands")
 	if err := q.Reload(ctx); err != nil { // the tables' first files need their views
 		return pub, err
@@ -309,7 +309,8 @@ var walletSplitCache sidecarCache[walletSplitEntry]
 
 type walletSplitEntry struct {
 	h, r string
-	tag  string // walletSplitTag of the sidecar ("" without a split)
+	tag  string         // walletSplitTag of the sidecar ("" without a split)
+	side walletLegsSide // the sidecar (the edges' tag is of its sources up to their horizon)
 }
 
 // sidecarCache keeps, per lake, a value parsed from a sidecar file, parsed again only
@@ -352,17 +353,28 @@ func (q *Queries) walletSplit() (h, r string) {
 
 // walletSplitTagged is walletSplit with the split's walletSplitTag ("" without one).
 func (q *Queries) walletSplitTagged() (h, r, tag string) {
-	e, ok := walletSplitCache.get(q.dir, filepath.Join(q.dir, filepath.FromSlash(walletLegsSourcesFile)), func() walletSplitEntry {
-		side, err := readWalletLegsSide(q.dir)
-		if err != nil || side.History == "" || side.Recent == "" {
-			return walletSplitEntry{h: noSplit, r: noSplit}
-		}
-		return walletSplitEntry{h: side.History, r: side.Recent, tag: walletSplitTag(side)}
-	})
+	e, ok := q.walletSplitEntry()
 	if !ok {
 		return noSplit, noSplit, ""
 	}
 	return e.h, e.r, e.tag
+}
+
+// walletSplitSide is the published wallet segments' sidecar as walletSplitTagged reads
+// it (false without a split).
+func (q *Queries) walletSplitSide() (walletLegsSide, bool) {
+	e, ok := q.walletSplitEntry()
+	return e.side, ok && e.tag != ""
+}
+
+func (q *Queries) walletSplitEntry() (walletSplitEntry, bool) {
+	return walletSplitCache.get(q.dir, filepath.Join(q.dir, filepath.FromSlash(walletLegsSourcesFile)), func() walletSplitEntry {
+		side, err := readWalletLegsSide(q.dir)
+		if err != nil || side.History == "" || side.Recent == "" {
+			return walletSplitEntry{h: noSplit, r: noSplit}
+		}
+		return walletSplitEntry{h: side.History, r: side.Recent, tag: walletSplitTag(side), side: side}
+	})
 }
 
 // WalletLegsSplit is walletSplit for benchmarks and tests that run the per-wallet SQL

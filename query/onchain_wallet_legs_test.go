@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -151,19 +152,30 @@ func checkWalletLegs(t *testing.T, q *query.Queries, step string) {
 	}
 }
 
-// checkWalletEdges: onchain_wallet_edges holds exactly the segments' legs whose block
-// date is one of the edge days of its serving date (the day after the recent split r),
-// and wallet_edges.sql reading it answers as the SQL before at clocks across that day.
+// checkWalletEdges: the published onchain_wallet_edges are those due at the store's
+// clock (serving date d: the clock's date, or the day after the recent split r when
+// that is later; newest legs date through: two days before d, or r when older); they
+// hold exactly the segments' legs dated up to through whose block date is one of d's
+// edge days, the bands the other days' sums; and wallet_edges.sql reading them answers
+// as the SQL before at clocks across d.
 func checkWalletEdges(t *testing.T, q *query.Queries, step string, wallets []string) {
 	t.Helper()
 	ctx := context.Background()
 	h, r := q.WalletLegsSplit()
-	d := q.WalletEdgesDay()
+	d, through := q.WalletEdges()
 	rd, err := time.Parse(time.DateOnly, r)
-	if err != nil || d != rd.AddDate(0, 0, 1).Format(time.DateOnly) {
-		t.Fatalf("%s: edges published for %q, split to %s", step, d, r)
+	if err != nil {
+		t.Fatalf("%s: split to %q", step, r)
 	}
-	day, _ := time.Parse(time.DateOnly, d)
+	wantDay := q.Now().UTC().Truncate(24 * time.Hour)
+	if next := rd.AddDate(0, 0, 1); wantDay.Before(next) {
+		wantDay = next
+	}
+	wantThrough := min(r, wantDay.AddDate(0, 0, -2).Format(time.DateOnly))
+	if d != wantDay.Format(time.DateOnly) || through != wantThrough {
+		t.Fatalf("%s: edges published for %q through %q, split to %s at %s: want %s through %s", step, d, through, r, q.Now(), wantDay.Format(time.DateOnly), wantThrough)
+	}
+	day := wantDay
 	var edges []time.Time
 	for _, k := range []int{0, 1, 7, 30, 90} {
 		edges = append(edges, day.AddDate(0, 0, -k))
@@ -171,22 +183,23 @@ func checkWalletEdges(t *testing.T, q *query.Queries, step string, wallets []str
 	legCols := "chain, wallet, cp, token, block_time, dir, amount, usd, priced, self, tx_hash, log_index, block_number"
 	var n, extra, missing int64
 	if err := q.DB().QueryRowContext(ctx, `WITH seg AS (
-		SELECT `+legCols+` FROM onchain_wallet_legs WHERE segment = 'history' AND date <= CAST($1 AS DATE)
+		SELECT `+legCols+` FROM onchain_wallet_legs WHERE segment = 'history' AND date <= CAST($1 AS DATE) AND date <= CAST($2 AS DATE)
 		UNION ALL SELECT `+legCols+` FROM onchain_wallet_legs WHERE segment = 'recent' AND date > CAST($1 AS DATE) AND date <= CAST($2 AS DATE)),
 		want AS (SELECT * FROM seg WHERE list_contains(CAST($3 AS DATE[]), CAST(block_time AS DATE))),
 		got AS (SELECT `+legCols+` FROM onchain_wallet_edges)
 		SELECT (SELECT count(*) FROM got), (SELECT count(*) FROM (SELECT * FROM got EXCEPT ALL SELECT * FROM want)),
-		       (SELECT count(*) FROM (SELECT * FROM want EXCEPT ALL SELECT * FROM got))`, h, r, edges).Scan(&n, &extra, &missing); err != nil {
+		       (SELECT count(*) FROM (SELECT * FROM want EXCEPT ALL SELECT * FROM got))`, h, through, edges).Scan(&n, &extra, &missing); err != nil {
 		t.Fatal(err)
 	}
-	if n == 0 || extra != 0 || missing != 0 {
+	// None only when no edge day but the 30d and 90d ones (before the lake) is held.
+	if (n == 0 && through >= day.AddDate(0, 0, -7).Format(time.DateOnly)) || extra != 0 || missing != 0 {
 		t.Fatalf("%s: edges of %s hold %d legs, %d the segments' edge days lack, and lack %d", step, d, n, extra, missing)
 	}
 	// The bands: the segments' legs of the other days before d, summed per band by the
 	// window holding the day on d.
 	bandCols := "chain, wallet, token, band, inflow, outflow, tx_count, first_time, last_time"
 	if err := q.DB().QueryRowContext(ctx, `WITH seg AS (
-		SELECT `+legCols+` FROM onchain_wallet_legs WHERE segment = 'history' AND date <= CAST($1 AS DATE)
+		SELECT `+legCols+` FROM onchain_wallet_legs WHERE segment = 'history' AND date <= CAST($1 AS DATE) AND date <= CAST($2 AS DATE)
 		UNION ALL SELECT `+legCols+` FROM onchain_wallet_legs WHERE segment = 'recent' AND date > CAST($1 AS DATE) AND date <= CAST($2 AS DATE)),
 		want AS (SELECT chain, wallet, token, CASE WHEN day_diff <= 6 THEN 2 WHEN day_diff <= 29 THEN 3 WHEN day_diff <= 89 THEN 4 ELSE 5 END AS band,
 			sum(usd) FILTER (WHERE dir = 1) AS inflow, sum(usd) FILTER (WHERE dir = -1) AS outflow,
@@ -195,7 +208,7 @@ func checkWalletEdges(t *testing.T, q *query.Queries, step string, wallets []str
 			WHERE day_diff >= 1 AND NOT list_contains(CAST($3 AS DATE[]), CAST(block_time AS DATE)) GROUP BY ALL),
 		got AS (SELECT `+bandCols+` FROM onchain_wallet_bands)
 		SELECT (SELECT count(*) FROM got), (SELECT count(*) FROM (SELECT * FROM got EXCEPT ALL SELECT * FROM want)),
-		       (SELECT count(*) FROM (SELECT * FROM want EXCEPT ALL SELECT * FROM got))`, h, r, edges, day).Scan(&n, &extra, &missing); err != nil {
+		       (SELECT count(*) FROM (SELECT * FROM want EXCEPT ALL SELECT * FROM got))`, h, through, edges, day).Scan(&n, &extra, &missing); err != nil {
 		t.Fatal(err)
 	}
 	if extra != 0 || missing != 0 { // none before the lake's third day
@@ -343,6 +356,64 @@ func TestOnchainWalletLegsEqualPerDateLegs(t *testing.T) {
 	if files, _ := lake.OnchainWalletLegs.Files(dir); len(files) != 0 {
 		t.Fatalf("one day left: %d segment files", len(files))
 	}
+}
+
+// TestWalletEdgesStayWhenTheirDayLands: the edges and bands are those of the clock's
+// date. Published at its midnight, before its legs land, they hold the legs up to two
+// days before it and the boards of that hour read them; the day's landing (the split
+// moves to the day before) republishes neither, and a summary through them still
+// answers as the SQL before; a corrected file they read republishes them.
+func TestWalletEdgesStayWhenTheirDayLands(t *testing.T) {
+	ctx := context.Background()
+	dir := testlake.Copy(t)
+	held := t.TempDir()
+	day := testlake.Now().UTC().Truncate(24 * time.Hour)
+	var clock atomic.Int64
+	clock.Store(day.UnixMicro())
+	q, err := query.Open(ctx, dir, query.Options{Now: func() time.Time { return time.UnixMicro(clock.Load()).UTC() }, NoGoLimit: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { q.Close() })
+	date := func(k int) string { return day.AddDate(0, 0, k).Format(time.DateOnly) }
+	sidecar := func() string {
+		b, err := os.ReadFile(filepath.Join(dir, "onchain", "wallet_edges", "_edges.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+
+	moveTransfers(t, dir, held, false, date(0))
+	p := publishLegs(t, q, "midnight")
+	if p.Wallet.Recent != date(-2) || p.Wallet.Edges != date(0) {
+		t.Fatalf("midnight, the day's legs not landed: %+v", p.Wallet)
+	}
+	checkWalletLegs(t, q, "midnight")
+	args, err := q.OnchainHistoryArgs("ethereum", day)
+	if err != nil || args[0] != date(-2) {
+		t.Fatalf("the boards of midnight read the legs after %v (%v), not the bands through %s", args[0], err, date(-2))
+	}
+	published := sidecar()
+
+	moveTransfers(t, dir, held, true, date(0))
+	clock.Store(day.Add(13 * time.Hour).UnixMicro())
+	p = publishLegs(t, q, "the day landed")
+	if p.Wallet.Recent != date(-1) || p.Wallet.Edges != "" || sidecar() != published {
+		t.Fatalf("the day landed: %+v, edges sidecar %s (was %s)", p.Wallet, sidecar(), published)
+	}
+	checkWalletLegs(t, q, "the day landed")
+	if args, err := q.OnchainHistoryArgs("ethereum", day.Add(13*time.Hour)); err != nil || args[0] != date(-2) {
+		t.Fatalf("the boards of 13:00 read the legs after %v (%v)", args[0], err)
+	}
+
+	// A file the version read, corrected: a new version.
+	correctFile(t, transferFile(t, dir, "bsc", date(-3)))
+	p = publishLegs(t, q, "corrected")
+	if p.Wallet.Edges != date(0) || sidecar() == published {
+		t.Fatalf("a corrected file the edges read: %+v", p.Wallet)
+	}
+	checkWalletLegs(t, q, "corrected")
 }
 
 // TestOnchainWalletTransactionsNearDayFirstSamePages: paging a wallet's transactions

@@ -22,7 +22,7 @@
 -- rows for about a third more CPU in the store's pass at large (7.6 million joined
 -- rows per chain).
 -- History from the wallet bands: on a board hour of the serving date D of the published
--- onchain_wallet_bands (Queries.ocBandsFor), the whole days up to the recent split R
+-- onchain_wallet_bands (Queries.ocBandsFor), the whole days up to R (the version's newest legs date)
 -- that no window starts in come summed per (wallet, token, band) from them (their band
 -- 2..5 is this query's 1..4: the same windows, here numbered from 0; the caller makes
 -- sure no leg up to R is at or before the epoch, which band 5 would need), the legs of

@@ -16,7 +16,7 @@
 -- The holders come from the wallet bands, as discover_all.sql reads history: every
 -- transfer gives each side a leg, so a token's addresses in a band are the wallets with
 -- a leg of it there, and on a board hour of the serving date D of the published
--- onchain_wallet_bands each whole day of the 90d window up to the recent split R lies
+-- onchain_wallet_bands each whole day of the 90d window up to the version's R lies
 -- in one band of this query (the days' bands 2, 3, 4 are its 1, 2, 3: the windows
 -- start at midnight, on the days the bands leave to onchain_wallet_edges). The edge
 -- days' legs up to R come from onchain_wallet_edges, those after R from onchain_legs.

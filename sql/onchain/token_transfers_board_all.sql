@@ -9,7 +9,7 @@
 -- token_transfers_board.sql.
 -- History from the wallet bands, as discover_all.sql reads it: on a board hour of the
 -- serving date D of the published onchain_wallet_bands, the whole days of the 30d
--- window up to the recent split R come summed per (wallet, token, band) from them
+-- window up to the version's newest legs date R come summed per (wallet, token, band) from them
 -- (their bands 2 and 3, the 7d and 30d windows' whole days, are this query's), the
 -- legs of the edge days up to R from onchain_wallet_edges and those dated after R
 -- from onchain_legs_by_token. Without them the bands and edges are empty files and R

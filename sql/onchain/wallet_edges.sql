@@ -5,7 +5,7 @@
 -- (onchain_wallet_bands: on any clock of the serving date a whole day lies in one band),
 -- and the legs of the days a window starts in and of the serving date up to the split
 -- from onchain_wallet_edges, once; the dates after the split are read as in wallet.sql.
--- $1 address, $2 until (epoch us, inclusive, on the serving date), $3 the recent split,
+-- $1 address, $2 until (epoch us, inclusive, on the serving date), $3 the version's R,
 -- $4 the wallet's bucket's onchain_wallet_edges files, $5 its onchain_wallet_bands files,
 -- $6 the per-date legs files after $3 (Queries.walletArgs, walletEdgeFiles).
 WITH x AS (

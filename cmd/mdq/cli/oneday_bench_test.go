@@ -32,6 +32,8 @@ import (
 // cost line gives it (the days' tables, the hour's boards), with the ratio of the days'
 // tables alone (the hour's boards are due at every new hour whether a day landed or
 // not, and both steps compute one hour's). The copy is removed at the end.
+// MDQ_ONEDAY_LOG=<dir> runs each step with --log-level debug and writes its output
+// (every table's and warm step's wall and CPU time) to <dir>/<clock>.log.
 func BenchmarkRebuildOneDay(b *testing.B) {
 	src := filepath.Clean(testlake.Bench(b))
 	end := testlake.BenchNow(b).UTC()
@@ -104,7 +106,12 @@ type rebuildCost struct {
 func runRebuild(b *testing.B, dir string, clock time.Time) rebuildCost {
 	b.Helper()
 	var out bytes.Buffer
-	cmd := exec.Command(mdqBinary(b), "rebuild", "--data", dir, "--clock", clock.Format(time.RFC3339))
+	args := []string{"rebuild", "--data", dir, "--clock", clock.Format(time.RFC3339)}
+	logDir := os.Getenv("MDQ_ONEDAY_LOG")
+	if logDir != "" {
+		args = append(args, "--log-level", "debug")
+	}
+	cmd := exec.Command(mdqBinary(b), args...)
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
 	if err := cmd.Run(); err != nil {
@@ -113,6 +120,12 @@ func runRebuild(b *testing.B, dir string, clock time.Time) rebuildCost {
 	c := rebuildCost{wall: time.Since(start), cpu: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		c.peakKB = ru.Maxrss // kilobytes on Linux
+	}
+	if logDir != "" {
+		name := filepath.Join(logDir, clock.Format("2006-01-02T15")+".log")
+		if err := os.WriteFile(name, out.Bytes(), 0o644); err != nil {
+			b.Fatal(err)
+		}
 	}
 	var err error
 	if c.daysCPU, c.hourCPU, err = publishSplit(out.String()); err != nil {
