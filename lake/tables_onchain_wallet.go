@@ -110,3 +110,30 @@ var OnchainWalletBands = Register(&Table{
 	RowGroup: 16384,
 	Routes:   []string{"/v1/onchain/wallets/{address}", "/v1/onchain/wallets/discover", "/v1/onchain/tokens/screener", "/v1/onchain/tokens/{token_address}/holders"},
 })
+
+// OnchainHoldersBase is, beside onchain_wallet_bands and in the same versions, each
+// chain's bands summed over every band per (token, wallet) and ranked per token in the
+// holders board's order (cumulative net inflow, rounded to the cent, then the wallet).
+// The hourly holders board adds the edges and the legs after R of the pairs they touch
+// and needs, of the pairs they do not touch, only each token's first rows in this order
+// (the cap plus the number of touched pairs): it reads this file instead of grouping
+// every band row of the history again (sql/onchain/token_holders.sql).
+var OnchainHoldersBase = Register(&Table{
+	Name: "onchain_holders_base", Area: "onchain", Prefix: "onchain/holders_base", Partitions: []string{"built", "chain"}, File: "base.parquet", Derived: true,
+	Doc: "Derived with onchain_wallet_bands (sql/onchain/holders_base_publish.sql), same versions: the chain's bands summed per (token, wallet) over every band, the zero address left out, with each pair's rank in its token by net inflow (round(inflow, 2) - round(outflow, 2), NULL as 0) descending, then wallet.",
+	Columns: []Column{
+		{"token", "VARCHAR", "0x hex", "token contract; 0x000...0 for the native coin"},
+		{"wallet", "VARCHAR", "0x hex", "the wallet"},
+		{"inflow", "DECIMAL(38, 6)", "USD", "sum of the bands' inflow; NULL without one"},
+		{"outflow", "DECIMAL(38, 6)", "USD", "sum of the bands' outflow; NULL without one"},
+		{"amount_in", "DECIMAL(38, 10)", "whole tokens", "sum of the bands' amount_in; NULL without one"},
+		{"amount_out", "DECIMAL(38, 10)", "whole tokens", "sum of the bands' amount_out; NULL without one"},
+		{"tx_count", "BIGINT", "", "the bands' transfers"},
+		{"first_time", "TIMESTAMP", "UTC", "first block_time of the bands"},
+		{"last_time", "TIMESTAMP", "UTC", "last block_time of the bands"},
+		{"rank", "BIGINT", "1..", "the pair's place in its token by net inflow, then wallet"},
+	},
+	SortBy:   []string{"token", "rank"},
+	RowGroup: 16384,
+	Routes:   []string{"/v1/onchain/tokens/{token_address}/holders"},
+})

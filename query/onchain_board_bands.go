@@ -1,8 +1,12 @@
 package query
 
 import (
+	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
+
+	"mdq/lake"
 )
 
 // ocBands is where an hourly on-chain board that sums every wallet's history (discover,
@@ -16,15 +20,20 @@ import (
 type ocBands struct {
 	r            string
 	edges, bands []string
-	built        string // the version read ("" for every leg)
+	base         []string // the chain's onchain_holders_base file (the holders board's)
+	built        string   // the version read ("" for every leg)
 }
 
 func (b ocBands) args() []any { return []any{b.r, b.edges, b.bands} }
 
+// holdersArgs are the last three arguments of sql/onchain/token_holders.sql, which
+// reads the base in place of the bands.
+func (b ocBands) holdersArgs() []any { return []any{b.r, b.edges, b.base} }
+
 // gone reports whether a listed file of the version went away (a publication replaced
 // the version while a query read it: the caller lists again).
 func (b ocBands) gone() bool {
-	return b.built != "" && anyGone(b.edges, b.bands)
+	return b.built != "" && anyGone(b.edges, b.bands, b.base)
 }
 
 // ocBandsFor lists the bands and edges of chain for board hour at. byEpoch is set for
@@ -41,6 +50,10 @@ func (q *Queries) ocBandsFor(chain string, at time.Time, byEpoch bool) (ocBands,
 			}
 		}
 	}
+	// The version's holders base of the chain: a version holds one wherever it holds
+	// bands of the chain; without it (no legs of the chain up to R), every leg.
+	base, found := q.holdersBaseFile(side.Built, chain)
+	ok = ok && found
 	every := ocBands{r: noSplit}
 	var keys [][2]string // none without a version to read: the empty files
 	if ok {
@@ -53,7 +66,13 @@ func (q *Queries) ocBandsFor(chain string, at time.Time, byEpoch bool) (ocBands,
 		return ocBands{}, err
 	}
 	if ok {
-		every.r, every.built = side.Through, side.Built
+		every.r, every.built, every.base = side.Through, side.Built, []string{base}
+	} else {
+		f, err := q.emptyFile(lake.OnchainHoldersBase, "built=_", "chain=_")
+		if err != nil {
+			return ocBands{}, &StoreError{Op: "onchain wallet files", Err: fmt.Errorf("empty %s file: %w", lake.OnchainHoldersBase.Name, err)}
+		}
+		every.base = []string{f}
 	}
 	return every, nil
 }
@@ -72,10 +91,21 @@ func (q *Queries) withOcBands(chain string, at time.Time, byEpoch bool, run func
 	}
 }
 
-// OnchainHistoryArgs are the last three arguments of sql/onchain/token_holders.sql and
-// smart_cohort.sql for chain at board hour at, as the store passes them (ocBands): for
-// benchmarks that run the SQL directly.
+// OnchainHistoryArgs are the last three arguments of sql/onchain/token_holders.sql for
+// chain at board hour at, as the store passes them (ocBands): for benchmarks that run
+// the SQL directly.
 func (q *Queries) OnchainHistoryArgs(chain string, at time.Time) ([]any, error) {
 	b, err := q.ocBandsFor(chain, at, false)
-	return b.args(), err
+	return b.holdersArgs(), err
+}
+
+// holdersBaseFile is chain's onchain_holders_base file of version built, and whether it
+// exists.
+func (q *Queries) holdersBaseFile(built, chain string) (string, bool) {
+	rel, err := lake.OnchainHoldersBase.Path(built, chain)
+	if err != nil || built == "" {
+		return "", false
+	}
+	f := filepath.Join(q.dir, filepath.FromSlash(rel))
+	return f, fileExists(f)
 }

@@ -45,6 +45,11 @@ func BenchmarkOnchainHistoryBoards(b *testing.B) {
 		none = append(none, []string{f})
 	}
 	none = append([]any{noSplit}, none...)
+	emptyBase, err := q.emptyFile(lake.OnchainHoldersBase, "built=_", "chain=_")
+	if err != nil {
+		b.Fatal(err)
+	}
+	noneHolders := []any{noSplit, none[1], []string{emptyBase}}
 	for _, mode := range []string{"raw", "bands"} {
 		b.Run(mode, func(b *testing.B) {
 			wall, cpu := map[string]time.Duration{}, map[string]time.Duration{}
@@ -62,13 +67,17 @@ func BenchmarkOnchainHistoryBoards(b *testing.B) {
 					if hist.built == "" {
 						b.Fatalf("%s at %s: no bands to read", chain, at)
 					}
-					extra := hist.args()
+					extra, holders := hist.args(), hist.holdersArgs()
 					if mode == "raw" {
-						extra = none
+						extra, holders = none, noneHolders
 					}
 					run := func(name, text string, args ...any) {
 						t0, c0 := time.Now(), processCPU()
-						drain(text, append(args, extra...)...)
+						if name == "holders" {
+							drain(text, append(args, holders...)...)
+						} else {
+							drain(text, append(args, extra...)...)
+						}
 						wall[name] += time.Since(t0)
 						cpu[name] += processCPU() - c0
 					}

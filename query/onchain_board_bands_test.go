@@ -18,9 +18,10 @@ func cohortSelect(text string) string {
 
 // checkHistoryBoards compares, for every chain at board hour at, the smart-money cohort
 // and the holders board read as the store reads them (ocBandsFor: from the wallet
-// bands on a board hour of their serving date, every leg otherwise) with the queries
-// they replaced, which read every leg (testdata/onchain_*_before.sql), row for row
-// (floats by their bits). It reports whether the bands were read, and fails when every
+// bands on a board hour of their serving date, every leg otherwise; the holders base for
+// the holders board, at its cap and at smaller ones) with the queries they replaced,
+// which read every leg (testdata/onchain_*_before.sql), row for row (floats by their
+// bits). It reports whether the bands were read, and fails when every
 // cohort and board is empty (the check would prove nothing).
 func checkHistoryBoards(t *testing.T, q *Queries, what string, at time.Time) (bands bool) {
 	t.Helper()
@@ -48,10 +49,14 @@ func checkHistoryBoards(t *testing.T, q *Queries, what string, at time.Time) (ba
 		want := queryRows(t, q.db, "SELECT address FROM ("+cohortBefore+") ORDER BY address", chain, micros(at), OnchainSmartMoneyPnL)
 		sameBoard(t, ctx+": smart-money cohort", got, want)
 		total += len(want)
-		got = queryRows(t, q.db, onchainTokenHoldersSQL, append([]any{chain, micros(at), OnchainTokenHoldersCap}, b.args()...)...)
-		want = queryRows(t, q.db, holdersBefore, chain, micros(at), OnchainTokenHoldersCap)
-		sameBoard(t, ctx+": holders board", got, want)
-		total += len(want)
+		// The board's cap, and caps that leave most of a token's pairs out of its head:
+		// the base is read for each token's head and the pairs the hour's legs touch.
+		for _, limit := range []int{OnchainTokenHoldersCap, 5, 2, 1} {
+			got = queryRows(t, q.db, onchainTokenHoldersSQL, append([]any{chain, micros(at), limit}, b.holdersArgs()...)...)
+			want = queryRows(t, q.db, holdersBefore, chain, micros(at), limit)
+			sameBoard(t, fmt.Sprintf("%s: holders board of %d a token", ctx, limit), got, want)
+			total += len(want)
+		}
 	}
 	if total == 0 {
 		t.Fatalf("%s at %s: every cohort and holders board empty", what, at.Format(time.RFC3339))

@@ -58,7 +58,7 @@ func (q *Queries) buildHoldersBoard(ctx context.Context, chain string, at time.T
 	err := q.withOcBands(chain, at, false, func(b ocBands) error {
 		var err error
 		rows, err = q.sourcedBoardRows(ctx, lake.OnchainHoldersBoard, chain, at, holdersBoardSources, nil, onchainTokenHoldersSQL,
-			append([]any{chain, micros(at), OnchainTokenHoldersCap}, b.args()...)...)
+			append([]any{chain, micros(at), OnchainTokenHoldersCap}, b.holdersArgs()...)...)
 		return err
 	})
 	if err != nil {

@@ -23,6 +23,7 @@ var (
 	walletEdgesSQL        = sqlfiles.MustRead("onchain/wallet_edges.sql")
 	walletEdgesPublishSQL = sqlfiles.MustRead("onchain/wallet_edges_publish.sql")
 	walletBandsPublishSQL = sqlfiles.MustRead("onchain/wallet_bands_publish.sql")
+	holdersBasePublishSQL = sqlfiles.MustRead("onchain/holders_base_publish.sql")
 	legsDayRangesSQL      = sqlfiles.MustRead("onchain/legs_day_ranges.sql")
 )
 
@@ -160,11 +161,12 @@ func (e walletEdgesSide) current(side walletLegsSide, d time.Time, through strin
 // the views).
 func (q *Queries) publishWalletEdges(ctx context.Context, conn *sql.Conn, side walletLegsSide) (string, error) {
 	root := filepath.Join(q.dir, filepath.FromSlash(lake.OnchainWalletEdges.Prefix))
-	d, through, ok := edgesPlan(side, q.Now())
+	now := q.Now() // one clock: the plan and the check of the current version agree
+	d, through, ok := edgesPlan(side, now)
 	if !ok {
 		return "", removeWalletEdges(q.dir, "")
 	}
-	cur, prev, err := walletEdgesPublished(q.dir, side, q.Now())
+	cur, prev, err := walletEdgesPublished(q.dir, side, now)
 	if err != nil || cur {
 		return "", err
 	}
@@ -260,6 +262,7 @@ func (q *Queries) publishWalletEdges(ctx context.Context, conn *sql.Conn, side w
 	// The bands, from each bucket's daily sums segments over the dates the split gives
 	// them (as wallet_seg_days reads them) up to through.
 	for _, c := range sourceChains(side.Sources) {
+		var bands []string
 		for _, b := range walletBuckets {
 			var files []string
 			for _, seg := range splitSegments(side.History, side.Recent) {
@@ -277,9 +280,20 @@ func (q *Queries) publishWalletEdges(ctx context.Context, conn *sql.Conn, side w
 			if _, err := lake.CopyQuery(ctx, conn, q.dir, lake.OnchainWalletBands, []string{built, c, b}, walletBandsPublishSQL, files, side.History, through, d); err != nil {
 				return "", err
 			}
+			rel, err := lake.OnchainWalletBands.Path(built, c, b)
+			if err != nil {
+				return "", err
+			}
+			bands = append(bands, filepath.Join(q.dir, filepath.FromSlash(rel)))
+		}
+		// The chain's holders base, from its bands just written.
+		if len(bands) > 0 {
+			if _, err := lake.CopyQuery(ctx, conn, q.dir, lake.OnchainHoldersBase, []string{built, c}, holdersBasePublishSQL, bands); err != nil {
+				return "", err
+			}
 		}
 	}
-	step("bands")
+	step("bands and holders base")
 	b, err := json.MarshalIndent(walletEdgesSide{Built: built, Day: d.Format(time.DateOnly), Through: through, Tag: tag, Days: ranges}, "", " ")
 	if err != nil {
 		return "", err
@@ -308,7 +322,8 @@ func sourceChains(src map[string]string) []string {
 	return out
 }
 
-// removeWalletEdges removes every version of onchain_wallet_edges and _bands but keep ("" removes
+// removeWalletEdges removes every version of onchain_wallet_edges, _bands and
+// onchain_holders_base but keep ("" removes
 // them all, and the sidecar).
 func removeWalletEdges(dir, keep string) error {
 	if keep == "" {
@@ -316,7 +331,7 @@ func removeWalletEdges(dir, keep string) error {
 			return err
 		}
 	}
-	for _, t := range []*lake.Table{lake.OnchainWalletEdges, lake.OnchainWalletBands} {
+	for _, t := range []*lake.Table{lake.OnchainWalletEdges, lake.OnchainWalletBands, lake.OnchainHoldersBase} {
 		root := filepath.Join(dir, filepath.FromSlash(t.Prefix))
 		for _, v := range partitionValues(root, "built") {
 			if v != keep {
@@ -337,8 +352,8 @@ var walletEdgesCache sidecarCache[walletEdgesSide]
 // segments (edgesPlan; false otherwise: the summary reads the segments, a board every
 // leg).
 func (q *Queries) walletEdgesSideFor(now time.Time) (walletEdgesSide, bool) {
-	split, ok := q.walletSplitSide()
-	if !ok {
+	split, ok := q.walletSplitEntry()
+	if !ok || split.tag == "" {
 		return walletEdgesSide{}, false
 	}
 	side, ok := walletEdgesCache.get(q.dir, filepath.Join(q.dir, filepath.FromSlash(walletEdgesFile)), func() walletEdgesSide {
@@ -351,7 +366,7 @@ func (q *Queries) walletEdgesSideFor(now time.Time) (walletEdgesSide, bool) {
 	// A clock before the lake's newest date plans that date's version (edgesPlan), which
 	// holds that date's windows, not the clock's: only a version of the clock's own date
 	// is read.
-	d, through, ok := edgesPlan(split, now)
+	d, through, ok := edgesPlan(split.side, now)
 	if !ok || side.Day != now.UTC().Format(time.DateOnly) || side.Day != d.Format(time.DateOnly) ||
 		side.Through != through || side.Tag != lastEdgesTag.of(split, through) {
 		return walletEdgesSide{}, false
@@ -369,12 +384,11 @@ type edgesTagMemo struct {
 	tag            string
 }
 
-func (m *edgesTagMemo) of(split walletLegsSide, through string) string {
-	key := walletSplitTag(split)
+func (m *edgesTagMemo) of(split walletSplitEntry, through string) string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.split != key || m.through != through {
-		m.split, m.through, m.tag = key, through, edgesTag(split, through)
+	if m.split != split.tag || m.through != through {
+		m.split, m.through, m.tag = split.tag, through, edgesTag(split.side, through)
 	}
 	return m.tag
 }

@@ -48,10 +48,10 @@ type walletLegsSide struct {
 	Layout string `json:"layout,omitempty"`
 }
 
-// walletLayout names the queries that write the wallet segments, edges and bands: a
-// change to one of them changes the files' columns or contents.
+// walletLayout names the queries that write the wallet segments, edges, bands and
+// holders base: a change to one of them changes the files' columns or contents.
 var walletLayout = func() string {
-	h := sha256.Sum256([]byte(walletLegsSegmentSQL + walletDaysSegmentSQL + walletEdgesPublishSQL + walletBandsPublishSQL))
+	h := sha256.Sum256([]byte(walletLegsSegmentSQL + walletDaysSegmentSQL + walletEdgesPublishSQL + walletBandsPublishSQL + holdersBasePublishSQL))
 	return hex.EncodeToString(h[:6])
 }()
 
@@ -358,13 +358,6 @@ func (q *Queries) walletSplitTagged() (h, r, tag string) {
 		return noSplit, noSplit, ""
 	}
 	return e.h, e.r, e.tag
-}
-
-// walletSplitSide is the published wallet segments' sidecar as walletSplitTagged reads
-// it (false without a split).
-func (q *Queries) walletSplitSide() (walletLegsSide, bool) {
-	e, ok := q.walletSplitEntry()
-	return e.side, ok && e.tag != ""
 }
 
 func (q *Queries) walletSplitEntry() (walletSplitEntry, bool) {
