@@ -13,10 +13,12 @@ import (
 // the screener's smart-money cohort, holders) reads it from: on a board hour of the
 // serving date of the published onchain_wallet_bands, the bands (the whole days up to
 // the version's newest legs date R, edgesPlan's through, summed per wallet, token and
-// window band), the edges (the legs of the days a window starts in, and of the serving
-// date, dated up to R) and the legs dated after R; otherwise every leg (R noSplit, the bands and edges empty files). The
-// board's SQL file takes R, the edges and the bands as its last three arguments either
-// way (sql/onchain/discover_all.sql says why the sums are the same).
+// window band; for holders the same sums per token and wallet, onchain_holders_base),
+// the edges (the legs of the days a window starts in, and of the serving date, dated
+// up to R) and the legs dated after R; otherwise every leg (R noSplit, the bands, base
+// and edges empty files). The board's SQL file takes R, the edges and the bands (or the
+// base) as its last three arguments either way (sql/onchain/discover_all.sql says why
+// the sums are the same).
 type ocBands struct {
 	r            string
 	edges, bands []string
