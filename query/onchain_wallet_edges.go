@@ -58,12 +58,19 @@ func walletEdgeDays(d time.Time) []time.Time {
 // layout and the signatures of the transfers files their legs come from. Equal tags,
 // same legs.
 func walletSplitTag(side walletLegsSide) string {
-	parts := make([]string, 0, len(side.Sources))
-	for p, sig := range side.Sources {
-		parts = append(parts, p+"="+sig)
+	return sourcesTag(side.History+"|"+side.Recent+"|"+side.Layout, side.Sources, "9999-12-31")
+}
+
+// sourcesTag hashes head and the signatures of the sources dated up to through.
+func sourcesTag(head string, sources map[string]string, through string) string {
+	parts := make([]string, 0, len(sources))
+	for p, sig := range sources {
+		if _, date := splitPart(p); date <= through {
+			parts = append(parts, p+"="+sig)
+		}
 	}
 	sort.Strings(parts)
-	h := sha256.Sum256([]byte(side.History + "|" + side.Recent + "|" + side.Layout + "|" + strings.Join(parts, ",")))
+	h := sha256.Sum256([]byte(head + "|" + strings.Join(parts, ",")))
 	return hex.EncodeToString(h[:6])
 }
 
@@ -100,15 +107,7 @@ func edgesPlan(side walletLegsSide, now time.Time) (d time.Time, through string,
 // the signatures of the transfers files of those dates and the layout. Equal tags (and
 // serving dates), same files.
 func edgesTag(side walletLegsSide, through string) string {
-	parts := make([]string, 0, len(side.Sources))
-	for p, sig := range side.Sources {
-		if _, date := splitPart(p); date <= through {
-			parts = append(parts, p+"="+sig)
-		}
-	}
-	sort.Strings(parts)
-	h := sha256.Sum256([]byte(through + "|" + side.Layout + "|" + strings.Join(parts, ",")))
-	return hex.EncodeToString(h[:6])
+	return sourcesTag(through+"|"+side.Layout, side.Sources, through)
 }
 
 func readWalletEdgesSide(dir string) (walletEdgesSide, error) {

@@ -34,7 +34,7 @@ func TestWalletSummaryReadsEdgesOnTheirDay(t *testing.T) {
 	if _, err := q.PublishOnchainLegs(ctx); err != nil {
 		t.Fatal(err)
 	}
-	_, r, _ := q.walletSplitTagged()
+	_, r := q.walletSplit()
 	day := testlake.Now().UTC().Format(time.DateOnly)
 	through := testlake.Now().UTC().AddDate(0, 0, -2).Format(time.DateOnly)
 	if d, th := q.WalletEdges(); d != day || th != through || r >= day {

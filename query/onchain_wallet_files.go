@@ -28,7 +28,6 @@ type walletArgs struct {
 	edges []string // the summary: its bucket's onchain_wallet_edges files (walletEdgeFiles)
 	bands []string // and its onchain_wallet_bands files
 
-	tag    string   // walletSplitTag of the split (h, r)
 	chains []string // the chains listed
 }
 
@@ -44,10 +43,8 @@ func (a walletArgs) edgesTail() []any { return []any{a.r, a.edges, a.bands, a.to
 // walletArgs lists the files of wallet address on chain (empty for every chain) at the
 // last published split.
 func (q *Queries) walletArgs(ctx context.Context, address, chain string) (walletArgs, error) {
-	h, r, tag := q.walletSplitTagged()
-	a, err := q.walletArgsAt(ctx, q.dir, address, chain, h, r)
-	a.tag = tag
-	return a, err
+	h, r := q.walletSplit()
+	return q.walletArgsAt(ctx, q.dir, address, chain, h, r)
 }
 
 // walletArgsAt lists them at the split (h, r), the segments read from the lake at

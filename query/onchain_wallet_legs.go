@@ -347,17 +347,11 @@ func (c *sidecarCache[T]) get(dir, path string, parse func() T) (T, bool) {
 // publication. It stats the sidecar (a few microseconds) and parses it only when it
 // changed.
 func (q *Queries) walletSplit() (h, r string) {
-	h, r, _ = q.walletSplitTagged()
-	return h, r
-}
-
-// walletSplitTagged is walletSplit with the split's walletSplitTag ("" without one).
-func (q *Queries) walletSplitTagged() (h, r, tag string) {
 	e, ok := q.walletSplitEntry()
 	if !ok {
-		return noSplit, noSplit, ""
+		return noSplit, noSplit
 	}
-	return e.h, e.r, e.tag
+	return e.h, e.r
 }
 
 func (q *Queries) walletSplitEntry() (walletSplitEntry, bool) {
